@@ -1,0 +1,40 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+  name: "Doppel",
+  platforms: [.macOS(.v15)],
+  products: [
+    .executable(name: "doppel", targets: ["doppel"]),
+    .library(name: "DBus", targets: ["DBus"]),
+    .library(name: "GATT", targets: ["GATT"]),
+  ],
+  dependencies: [
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
+  ],
+  targets: [
+    // libdbus-1, as Debian's libdbus-1-dev ships it. Header shim only.
+    .systemLibrary(
+      name: "CDBus",
+      pkgConfig: "dbus-1",
+      providers: [.apt(["libdbus-1-dev"])]
+    ),
+    // Swift D-Bus: connections, typed values, exported objects, signals.
+    .target(name: "DBus", dependencies: ["CDBus"]),
+    // Transport-neutral GATT vocabulary and the two seams (PeripheralHost, CentralLink),
+    // with the in-process loopback and its virtual clock.
+    .target(name: "GATT"),
+    .executableTarget(
+      name: "doppel",
+      dependencies: [
+        "DBus",
+        "GATT",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]
+    ),
+    .testTarget(name: "DBusTests", dependencies: ["DBus"]),
+    .testTarget(name: "GATTTests", dependencies: ["GATT"]),
+    .testTarget(name: "DoppelCLITests", dependencies: ["doppel"]),
+  ],
+  swiftLanguageModes: [.v6]
+)
