@@ -1,0 +1,12 @@
+import ArgumentParser
+
+/// The `doppel` command-line tool.
+@main
+struct Doppel: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "doppel",
+    abstract: "Emulated BLE peripherals on BlueZ, their client stacks, and the scenarios that drive them.",
+    version: DoppelVersion.current,
+    subcommands: []
+  )
+}
