@@ -57,7 +57,7 @@ extension DBusConnection {
 
   // MARK: Method calls
 
-  private func reply(_ call: DBusMessage, _ result: Result<[DBusValue], DBusError>) {
+  func reply(_ call: DBusMessage, _ result: Result<[DBusValue], DBusError>) {
     guard !call.noReplyExpected, isOpen else { return }
     let message: DBusMessage
     switch result {
@@ -105,10 +105,18 @@ extension DBusConnection {
       guard signature == method.input else {
         return reply(call, .failure(.invalidArgs("\(method.name) takes (\(method.input)), got (\(signature))")))
       }
+      let handler: DBusMethodHandler
+      switch method.invocation {
+      case .ordered(let ordered):
+        ordered(call, DBusMethodReply(connection: self, call: call, output: method.output))
+        return
+      case .concurrent(let concurrent):
+        handler = concurrent
+      }
       Task {
         let result: Result<[DBusValue], DBusError>
         do {
-          let body = try await method.handler(call)
+          let body = try await handler(call)
           let returned = DBusSignature(body.map(\.type))
           result =
             returned == method.output

@@ -31,16 +31,31 @@ public struct DBusInterface: Sendable {
 /// as `org.freedesktop.DBus.Error.Failed`.
 public typealias DBusMethodHandler = @Sendable (DBusMessage) async throws -> [DBusValue]
 
+/// A handler that must see calls in the order they arrived: it is called
+/// synchronously on the connection's queue, must return at once (typically
+/// after handing the call to an ordered queue of its own), and answers later
+/// through the ``DBusMethodReply``.
+public typealias DBusOrderedMethodHandler = @Sendable (DBusMessage, DBusMethodReply) -> Void
+
 /// A method of an exported interface.
 public struct DBusMethod: Sendable {
+  /// How the connection invokes the method.
+  enum Invocation: Sendable {
+    /// One task per call: calls may overlap and finish in any order.
+    case concurrent(DBusMethodHandler)
+    /// In arrival order, on the connection's queue.
+    case ordered(DBusOrderedMethodHandler)
+  }
+
   public let name: String
   /// The signature the call's arguments must have; calls with other
   /// arguments are refused with `InvalidArgs` before the handler runs.
   public let input: DBusSignature
   /// The signature the reply will have.
   public let output: DBusSignature
-  public let handler: DBusMethodHandler
+  let invocation: Invocation
 
+  /// A method whose calls each run in a task of their own.
   public init(
     name: String, input: String = "", output: String = "", handler: @escaping DBusMethodHandler
   ) throws(DBusError) {
@@ -48,7 +63,41 @@ public struct DBusMethod: Sendable {
     self.name = name
     self.input = try DBusSignature(input)
     self.output = try DBusSignature(output)
-    self.handler = handler
+    self.invocation = .concurrent(handler)
+  }
+
+  /// A method whose calls reach `handler` in the order they arrived.
+  public init(
+    name: String, input: String = "", output: String = "", ordered handler: @escaping DBusOrderedMethodHandler
+  ) throws(DBusError) {
+    try DBusName.validateMember(name)
+    self.name = name
+    self.input = try DBusSignature(input)
+    self.output = try DBusSignature(output)
+    self.invocation = .ordered(handler)
+  }
+}
+
+/// The answer to one call of an ordered method. Answer exactly once; an
+/// answer to a call that wanted none is dropped, as D-Bus requires.
+public struct DBusMethodReply: Sendable {
+  let connection: DBusConnection
+  let call: DBusMessage
+  let output: DBusSignature
+
+  /// Sends the reply's body; a body that does not match the method's
+  /// declared output is answered with `Failed` instead.
+  public func send(_ body: [DBusValue] = []) async {
+    let returned = DBusSignature(body.map(\.type))
+    let result: Result<[DBusValue], DBusError> =
+      returned == output
+      ? .success(body) : .failure(.failed("\(call.member ?? "") returned (\(returned)), declared (\(output))"))
+    await connection.reply(call, result)
+  }
+
+  /// Answers with an error.
+  public func fail(_ error: DBusError) async {
+    await connection.reply(call, .failure(error))
   }
 }
 

@@ -285,6 +285,42 @@ import Testing
     #expect(String(decoding: buffer.prefix(max(count, 0)), as: UTF8.self) == "through a pipe")
   }
 
+  @Test func orderedMethodsSeeCallsInArrivalOrder() async throws {
+    let a = try await bus.connect()
+    let b = try await bus.connect()
+    let (arrivals, sink) = AsyncStream<(UInt32, DBusMethodReply)>.makeStream()
+    try await a.export(
+      Self.path,
+      interfaces: [
+        DBusInterface(
+          name: Self.interface,
+          methods: [
+            DBusMethod(name: "Write", input: "u") { call, reply in
+              if case .uint32(let n) = call.body[0] { sink.yield((n, reply)) }
+            }
+          ])
+      ])
+    // Writes without response, as BlueZ sends them for a write command.
+    for n in 0..<200 {
+      var write = try DBusMessage.methodCall(
+        destination: a.uniqueName, path: Self.path, interface: Self.interface, member: "Write", body: [.uint32(UInt32(n))])
+      write.noReplyExpected = true
+      try await b.send(write)
+    }
+    // One call that wants its reply, answered late.
+    let last = Task {
+      try await b.call(destination: a.uniqueName, path: Self.path, interface: Self.interface, method: "Write", arguments: [.uint32(200)])
+    }
+    var seen: [UInt32] = []
+    for await (n, reply) in arrivals {
+      seen.append(n)
+      await reply.send()
+      if n == 200 { break }
+    }
+    #expect(seen == Array(0...200))
+    #expect(try await last.value == [])
+  }
+
   @Test func connectingToNothingIsAnError() async {
     await #expect(throws: DBusError.self) { _ = try await DBusConnection.connect(to: .address("unix:path=/nonexistent/doppel/bus")) }
     await #expect(throws: DBusError.self) { _ = try await DBusConnection.connect(to: .address("not-an-address")) }
