@@ -8,6 +8,7 @@ let package = Package(
     .executable(name: "doppel", targets: ["doppel"]),
     .library(name: "DBus", targets: ["DBus"]),
     .library(name: "GATT", targets: ["GATT"]),
+    .library(name: "BlueZ", targets: ["BlueZ"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
@@ -24,13 +25,22 @@ let package = Package(
     // Transport-neutral GATT vocabulary and the two seams (PeripheralHost, CentralLink),
     // with the in-process loopback and its virtual clock.
     .target(name: "GATT"),
+    // BlueZ over D-Bus, both roles: implements the GATT seams.
+    .target(name: "BlueZ", dependencies: ["DBus", "GATT"]),
     .executableTarget(
       name: "doppel",
       dependencies: [
         "DBus",
         "GATT",
+        "BlueZ",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
+    ),
+    // Benchmarks that print figures beside a peer's (ci/bench runs them).
+    .executableTarget(
+      name: "doppel-bench",
+      dependencies: ["DBus"],
+      path: "Benchmarks/doppel-bench"
     ),
     .testTarget(name: "DBusTests", dependencies: ["DBus"]),
     .testTarget(name: "GATTTests", dependencies: ["GATT"]),

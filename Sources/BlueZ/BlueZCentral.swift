@@ -1,0 +1,145 @@
+import DBus
+import GATT
+
+/// The central role on one adapter through BlueZ: discovery with a filter,
+/// connecting, and GATT client connections.
+public struct BlueZCentral: CentralLink {
+  public let adapter: BluetoothAdapter
+  let bus: DBusConnection
+
+  public init(adapter: BluetoothAdapter, bus: DBusConnection) {
+    self.adapter = adapter
+    self.bus = bus
+  }
+
+  /// Discovers LE peripherals passing `filter` (BlueZ `SetDiscoveryFilter`
+  /// with `Transport: le`, `UUIDs` and `Pattern`, checked again locally).
+  /// Discovery stops when the stream's consumer stops.
+  public func scan(filter: ScanFilter) -> AsyncStream<DiscoveredPeripheral> {
+    let (stream, continuation) = AsyncStream<DiscoveredPeripheral>.makeStream()
+    let task = Task { await discover(filter, into: continuation) }
+    continuation.onTermination = { _ in task.cancel() }
+    return stream
+  }
+
+  private func discover(_ filter: ScanFilter, into continuation: AsyncStream<DiscoveredPeripheral>.Continuation) async {
+    defer { continuation.finish() }
+    let adapterObject: DBusRemoteObject
+    let signals: DBusSignalStream
+    do {
+      adapterObject = try DBusRemoteObject(connection: bus, destination: BlueZ.service, path: adapter.path)
+      signals = try await bus.signals(matching: DBusMatchRule(sender: BlueZ.service))
+      var options: [String: DBusValue] = ["Transport": .string("le"), "DuplicateData": .boolean(false)]
+      if !filter.serviceUUIDs.isEmpty { options["UUIDs"] = .strings(filter.serviceUUIDs.map(\.uuidString)) }
+      if let prefix = filter.namePrefix { options["Pattern"] = .string(prefix) }
+      _ = try await adapterObject.call(BlueZ.adapterInterface, "SetDiscoveryFilter", [.properties(options)])
+      _ = try await adapterObject.call(BlueZ.adapterInterface, "StartDiscovery")
+    } catch {
+      return
+    }
+    var devices: [ObjectPath: [String: DBusValue]] = [:]
+    var reported: Set<ObjectPath> = []
+    func consider(_ path: ObjectPath) {
+      guard !reported.contains(path), let properties = devices[path], properties["RSSI"] != nil,
+        let address = properties["Address"]?.string
+      else { return }
+      let advertisement = Self.advertisement(from: properties)
+      guard filter.matches(advertisement) else { return }
+      reported.insert(path)
+      continuation.yield(
+        DiscoveredPeripheral(id: PeripheralID(address), rssi: properties["RSSI"]?.int ?? 0, advertisement: advertisement))
+    }
+    if let objects = try? await DBusRemoteObject(connection: bus, destination: BlueZ.service, path: BlueZ.root).managedObjects() {
+      for (path, interfaces) in objects.sorted(by: { $0.key < $1.key }) where path.isDescendant(of: adapter.path) {
+        if let device = interfaces[BlueZ.deviceInterface] {
+          devices[path] = device
+          consider(path)
+        }
+      }
+    }
+    do {
+      for try await signal in signals {
+        if Task.isCancelled { break }
+        switch signal.member {
+        case "InterfacesAdded":
+          guard case .objectPath(let path) = signal.body.first, path.isDescendant(of: adapter.path),
+            let device = signal.body[1].dictionary?[BlueZ.deviceInterface]?.dictionary
+          else { continue }
+          devices[path] = device.mapValues(\.unwrapped)
+          consider(path)
+        case "PropertiesChanged":
+          guard let path = signal.path, devices[path] != nil, signal.body.first?.string == BlueZ.deviceInterface,
+            let changed = signal.body[1].dictionary
+          else { continue }
+          devices[path]?.merge(changed.mapValues(\.unwrapped)) { $1 }
+          consider(path)
+        default:
+          continue
+        }
+      }
+    } catch {}
+    _ = try? await adapterObject.call(BlueZ.adapterInterface, "StopDiscovery")
+  }
+
+  static func advertisement(from device: [String: DBusValue]) -> AdvertisementData {
+    var data = AdvertisementData()
+    data.localName = device["Name"]?.string ?? device["Alias"]?.string.flatMap { $0.contains("-") ? nil : $0 }
+    data.serviceUUIDs = (device["UUIDs"]?.strings ?? []).compactMap { try? BluetoothUUID(string: $0) }
+    if let manufacturer = device["ManufacturerData"]?.dictionary == nil ? nil : device["ManufacturerData"],
+      case .dictionary(_, _, let entries) = manufacturer.unwrapped
+    {
+      for entry in entries {
+        if let company = entry.key.int, let bytes = entry.value.bytes { data.manufacturerData[UInt16(company)] = bytes }
+      }
+    }
+    if let appearance = device["Appearance"]?.int { data.appearance = UInt16(truncatingIfNeeded: appearance) }
+    if let power = device["TxPower"]?.int { data.txPowerLevel = Int8(truncatingIfNeeded: power) }
+    return data
+  }
+
+  /// Connects (`Device1.Connect`) and waits until BlueZ has resolved the
+  /// peripheral's services, within `timeout`.
+  public func connect(_ peripheral: PeripheralID, timeout: Duration) async throws(GATTError) -> any CentralConnection {
+    do {
+      let path = try adapter.devicePath(for: peripheral.rawValue)
+      let device = try DBusRemoteObject(connection: bus, destination: BlueZ.service, path: path)
+      let changes = try await bus.signals(
+        matching: DBusMatchRule(sender: BlueZ.service, interface: BlueZ.propertiesInterface, member: "PropertiesChanged", path: path))
+      do {
+        _ = try await device.property(BlueZ.deviceInterface, "Address")
+      } catch {
+        throw GATTError(.notFound, "\(peripheral) is not known on \(adapter): scan for it first")
+      }
+      return try await withDeadline(timeout, "connecting to \(peripheral)") {
+        _ = try await device.call(BlueZ.deviceInterface, "Connect", timeout: timeout)
+        if try await device.property(BlueZ.deviceInterface, "ServicesResolved").bool != true {
+          for try await change in changes where change.body.first?.string == BlueZ.deviceInterface {
+            if change.body[1].dictionary?["ServicesResolved"]?.bool == true { break }
+            if change.body[1].dictionary?["Connected"]?.bool == false {
+              throw GATTError(.disconnected(.remote), "\(peripheral) disconnected before its services were resolved")
+            }
+          }
+        }
+        return try await BlueZCentralConnection.open(peripheral: peripheral, device: device, bus: bus)
+      }
+    } catch {
+      throw BlueZError.gattError(error, "connecting to \(peripheral) from \(adapter)")
+    }
+  }
+}
+
+/// Runs `body`, throwing `timeout` if it does not finish within `limit`.
+func withDeadline<T: Sendable>(
+  _ limit: Duration, _ what: String, _ body: @escaping @Sendable () async throws -> T
+) async throws -> T {
+  try await withThrowingTaskGroup(of: T.self) { group in
+    group.addTask { try await body() }
+    group.addTask {
+      try await Task.sleep(for: limit)
+      throw GATTError(.timeout, "\(what): no answer within \(limit)")
+    }
+    defer { group.cancelAll() }
+    guard let first = try await group.next() else { throw GATTError(.failed, "\(what): nothing ran") }
+    return first
+  }
+}

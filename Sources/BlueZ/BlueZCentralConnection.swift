@@ -1,0 +1,217 @@
+import DBus
+import GATT
+
+/// A GATT client connection through BlueZ: BlueZ's `Device1` and the
+/// `GattService1`/`GattCharacteristic1` objects it resolved below it.
+public actor BlueZCentralConnection: CentralConnection {
+  public nonisolated let peripheral: PeripheralID
+  let device: DBusRemoteObject
+  let bus: DBusConnection
+  private var characteristics: [CharacteristicAddress: (path: ObjectPath, properties: CharacteristicProperties)] = [:]
+  private var services: [DiscoveredService] = []
+  private var reason: DisconnectReason?
+  private var closingLocally = false
+  private var eventSinks: [Int: AsyncStream<ConnectionEvent>.Continuation] = [:]
+  private var nextSink = 0
+  private var notificationSinks: [Int: AsyncThrowingStream<[UInt8], any Error>.Continuation] = [:]
+  private var currentMTU = 23
+  private var watch: Task<Void, Never>?
+
+  static func open(peripheral: PeripheralID, device: DBusRemoteObject, bus: DBusConnection) async throws
+    -> BlueZCentralConnection
+  {
+    let connection = BlueZCentralConnection(peripheral: peripheral, device: device, bus: bus)
+    try await connection.start()
+    return connection
+  }
+
+  private init(peripheral: PeripheralID, device: DBusRemoteObject, bus: DBusConnection) {
+    self.peripheral = peripheral
+    self.device = device
+    self.bus = bus
+  }
+
+  private func start() async throws {
+    let changes = try await bus.signals(
+      matching: DBusMatchRule(
+        sender: BlueZ.service, interface: BlueZ.propertiesInterface, member: "PropertiesChanged", path: device.path))
+    watch = Task { [weak self] in
+      do {
+        for try await change in changes where change.body.first?.string == BlueZ.deviceInterface {
+          if change.body[1].dictionary?["Connected"]?.bool == false {
+            await self?.ended()
+            return
+          }
+        }
+      } catch {}
+    }
+    try await loadServices()
+  }
+
+  private func loadServices() async throws {
+    let objects = try await DBusRemoteObject(connection: bus, destination: BlueZ.service, path: BlueZ.root).managedObjects()
+    var found: [ObjectPath: (uuid: BluetoothUUID, primary: Bool)] = [:]
+    for (path, interfaces) in objects where path.isDescendant(of: device.path) {
+      if let service = interfaces[BlueZ.gattServiceInterface], let uuid = service["UUID"]?.string {
+        found[path] = (try BluetoothUUID(string: uuid), service["Primary"]?.bool ?? true)
+      }
+    }
+    var discovered: [DiscoveredService] = []
+    for (servicePath, service) in found.sorted(by: { $0.key < $1.key }) {
+      var chars: [DiscoveredCharacteristic] = []
+      for (path, interfaces) in objects.sorted(by: { $0.key < $1.key }) {
+        guard let characteristic = interfaces[BlueZ.gattCharacteristicInterface],
+          characteristic["Service"]?.objectPath == servicePath, let uuidText = characteristic["UUID"]?.string
+        else { continue }
+        let uuid = try BluetoothUUID(string: uuidText)
+        let properties = CharacteristicProperties(bluezFlags: characteristic["Flags"]?.strings ?? [])
+        let descriptors = objects.filter { $0.key.isDescendant(of: path) }.compactMap {
+          $0.value[BlueZ.gattDescriptorInterface]?["UUID"]?.string.flatMap { try? BluetoothUUID(string: $0) }
+        }.sorted()
+        let address = CharacteristicAddress(service: service.uuid, characteristic: uuid)
+        if characteristics[address] == nil { characteristics[address] = (path, properties) }
+        if let mtu = characteristic["MTU"]?.int { currentMTU = max(currentMTU, mtu) }
+        chars.append(DiscoveredCharacteristic(address: address, properties: properties, descriptors: descriptors))
+      }
+      discovered.append(DiscoveredService(uuid: service.uuid, isPrimary: service.primary, characteristics: chars))
+    }
+    services = discovered
+  }
+
+  public var mtu: Int { currentMTU }
+
+  public func discoverServices() async throws(GATTError) -> [DiscoveredService] {
+    try checkConnected()
+    return services
+  }
+
+  private func checkConnected() throws(GATTError) {
+    if let reason { throw GATTError(.notConnected, "\(peripheral) is not connected (\(reason))") }
+  }
+
+  private func lookup(_ address: CharacteristicAddress) throws(GATTError) -> (
+    object: DBusRemoteObject, properties: CharacteristicProperties
+  ) {
+    try checkConnected()
+    guard let entry = characteristics[address],
+      let object = try? DBusRemoteObject(connection: bus, destination: BlueZ.service, path: entry.path)
+    else { throw GATTError(.notFound, "\(peripheral) has no characteristic \(address)") }
+    return (object, entry.properties)
+  }
+
+  private func failure(_ error: any Error, _ what: String) -> GATTError {
+    if let reason { return GATTError(.disconnected(reason), "\(what): \(peripheral) \(reason)") }
+    return BlueZError.gattError(error, what)
+  }
+
+  public func read(_ characteristic: CharacteristicAddress) async throws(GATTError) -> [UInt8] {
+    let (object, properties) = try lookup(characteristic)
+    guard properties.contains(.read) else { throw GATTError(.notSupported, "\(characteristic) cannot be read") }
+    do {
+      return try await object.call(BlueZ.gattCharacteristicInterface, "ReadValue", [.properties([:])]).first?.bytes ?? []
+    } catch {
+      throw failure(error, "reading \(characteristic)")
+    }
+  }
+
+  public func write(_ value: [UInt8], to characteristic: CharacteristicAddress, type: WriteType) async throws(GATTError) {
+    let (object, properties) = try lookup(characteristic)
+    let needed: CharacteristicProperties = type == .withResponse ? .write : .writeWithoutResponse
+    guard properties.contains(needed) else {
+      throw GATTError(.notSupported, "\(characteristic) does not allow \(type == .withResponse ? "writes with response" : "writes without response")")
+    }
+    if type == .withoutResponse, value.count > currentMTU - 3 {
+      throw GATTError(.valueTooLong, "\(value.count) bytes do not fit ATT_MTU − 3 = \(currentMTU - 3)")
+    }
+    let options: [String: DBusValue] = ["type": .string(type == .withResponse ? "request" : "command")]
+    do {
+      _ = try await object.call(BlueZ.gattCharacteristicInterface, "WriteValue", [.bytes(value), .properties(options)])
+    } catch {
+      throw failure(error, "writing \(characteristic)")
+    }
+  }
+
+  public func notifications(of characteristic: CharacteristicAddress) async throws(GATTError)
+    -> AsyncThrowingStream<[UInt8], any Error>
+  {
+    let (object, properties) = try lookup(characteristic)
+    guard !properties.isDisjoint(with: [.notify, .indicate]) else {
+      throw GATTError(.notSupported, "\(characteristic) neither notifies nor indicates")
+    }
+    let (stream, continuation) = AsyncThrowingStream<[UInt8], any Error>.makeStream()
+    do {
+      let values = try await bus.signals(
+        matching: DBusMatchRule(
+          sender: BlueZ.service, interface: BlueZ.propertiesInterface, member: "PropertiesChanged", path: object.path))
+      _ = try await object.call(BlueZ.gattCharacteristicInterface, "StartNotify")
+      let id = nextSink
+      nextSink += 1
+      notificationSinks[id] = continuation
+      let forward = Task {
+        do {
+          for try await change in values where change.body.first?.string == BlueZ.gattCharacteristicInterface {
+            if let value = change.body[1].dictionary?["Value"]?.bytes { continuation.yield(value) }
+          }
+        } catch {}
+      }
+      continuation.onTermination = { [weak self] _ in
+        forward.cancel()
+        Task { await self?.unsubscribe(id, object) }
+      }
+    } catch {
+      throw failure(error, "subscribing to \(characteristic)")
+    }
+    return stream
+  }
+
+  private func unsubscribe(_ id: Int, _ object: DBusRemoteObject) async {
+    guard notificationSinks.removeValue(forKey: id) != nil, reason == nil else { return }
+    _ = try? await object.call(BlueZ.gattCharacteristicInterface, "StopNotify")
+  }
+
+  public func disconnect() async {
+    guard reason == nil else { return }
+    closingLocally = true
+    _ = try? await device.call(BlueZ.deviceInterface, "Disconnect")
+    ended()
+  }
+
+  private func ended() {
+    guard reason == nil else { return }
+    let why: DisconnectReason = closingLocally ? .local : .remote
+    reason = why
+    watch?.cancel()
+    for sink in notificationSinks.values {
+      if why == .local {
+        sink.finish()
+      } else {
+        sink.finish(throwing: GATTError(.disconnected(why), "\(peripheral) \(why)"))
+      }
+    }
+    notificationSinks.removeAll()
+    for sink in eventSinks.values {
+      sink.yield(.disconnected(why))
+      sink.finish()
+    }
+    eventSinks.removeAll()
+  }
+
+  public var disconnectReason: DisconnectReason? { reason }
+
+  public nonisolated func events() -> AsyncStream<ConnectionEvent> {
+    let (stream, continuation) = AsyncStream<ConnectionEvent>.makeStream()
+    Task { await self.addEventSink(continuation) }
+    return stream
+  }
+
+  private func addEventSink(_ continuation: AsyncStream<ConnectionEvent>.Continuation) {
+    if let reason {
+      continuation.yield(.disconnected(reason))
+      continuation.finish()
+      return
+    }
+    let id = nextSink
+    nextSink += 1
+    eventSinks[id] = continuation
+  }
+}

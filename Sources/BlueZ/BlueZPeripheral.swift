@@ -1,0 +1,322 @@
+import DBus
+import GATT
+
+/// Hosts one device model on one adapter through BlueZ: its profile as a GATT
+/// application (`GattManager1.RegisterApplication`), its advertisement
+/// (`LEAdvertisingManager1.RegisterAdvertisement`), and the model's callbacks
+/// driven by BlueZ's calls, one at a time and in the order they arrived.
+///
+/// BlueZ's GATT server API does not say which central subscribed: a
+/// `StartNotify` subscribes every connected central, `StopNotify` all of them.
+public actor BlueZPeripheral: PeripheralHost {
+  /// What the model is told, in order.
+  private enum Event: Sendable {
+    case connected(CentralID)
+    case disconnected(CentralID, DisconnectReason)
+    case mtu(Int, CentralID)
+    case subscription(CharacteristicAddress, CentralID, Bool)
+    case read(CharacteristicAddress, offset: Int, CentralID, DBusMethodReply)
+    case write(CharacteristicAddress, [UInt8], WriteType, CentralID, DBusMethodReply)
+  }
+
+  public nonisolated let model: any PeripheralModel
+  public nonisolated let adapter: BluetoothAdapter
+  public nonisolated let clock: any Clock<Duration> = ContinuousClock()
+  let bus: DBusConnection
+  let objects: GATTApplicationObjects
+  let advertisement: LEAdvertisementObject
+  private let events: AsyncStream<Event>.Continuation
+  private var eventTask: Task<Void, Never>?
+  private var deviceWatch: Task<Void, Never>?
+
+  private var connected: [CentralID] = []
+  private var mtus: [CentralID: Int] = [:]
+  private var subscribed: [CharacteristicAddress: [CentralID]] = [:]
+  private var disconnecting: Set<CentralID> = []
+  private var confirmations: [CharacteristicAddress: [CheckedContinuation<Void, Never>]] = [:]
+  private var isRunning = true
+
+  /// Exports `model` on `adapter` under `/org/doppel/<adapter>/<name>` and
+  /// starts advertising. `name` must be unique per adapter and bus connection.
+  public static func host(
+    _ model: any PeripheralModel, on adapter: BluetoothAdapter, bus: DBusConnection, name: String
+  ) async throws -> BlueZPeripheral {
+    let root = try ObjectPath("/org/doppel").appending(adapter.name).appending(name)
+    let peripheral = try BlueZPeripheral(model: model, adapter: adapter, bus: bus, root: root)
+    try await peripheral.start()
+    return peripheral
+  }
+
+  private init(model: any PeripheralModel, adapter: BluetoothAdapter, bus: DBusConnection, root: ObjectPath) throws {
+    self.model = model
+    self.adapter = adapter
+    self.bus = bus
+    self.objects = try GATTApplicationObjects(root: root, profile: model.profile)
+    self.advertisement = LEAdvertisementObject(path: try root.appending("advertisement"), data: model.advertisement)
+    (eventStream, events) = AsyncStream<Event>.makeStream()
+  }
+
+  private let eventStream: AsyncStream<Event>
+
+  private func start() async throws {
+    let stream = eventStream
+    let model = self.model
+    eventTask = Task { await Self.deliver(stream, to: model) }
+    try await watchDevices()
+    try await objects.export(on: bus) { address in self.methods(for: address) }
+    let manager = try DBusRemoteObject(connection: bus, destination: BlueZ.service, path: adapter.path)
+    do {
+      _ = try await manager.call(BlueZ.gattManagerInterface, "RegisterApplication", [.objectPath(objects.root), .properties([:])])
+      try await advertisement.export(on: bus) { _ in [] }
+      _ = try await manager.call(
+        BlueZ.advertisingManagerInterface, "RegisterAdvertisement", [.objectPath(advertisement.path), .properties([:])])
+    } catch {
+      await stop()
+      throw BlueZError.gattError(error, "hosting \(model.advertisement.localName ?? "a device") on \(adapter)")
+    }
+    await model.start(host: self)
+  }
+
+  /// Stops advertising, unregisters the application and removes its objects;
+  /// the model's `stop()` is called last.
+  public func stop() async {
+    guard isRunning else { return }
+    isRunning = false
+    if let manager = try? DBusRemoteObject(connection: bus, destination: BlueZ.service, path: adapter.path) {
+      _ = try? await manager.call(BlueZ.advertisingManagerInterface, "UnregisterAdvertisement", [.objectPath(advertisement.path)])
+      _ = try? await manager.call(BlueZ.gattManagerInterface, "UnregisterApplication", [.objectPath(objects.root)])
+    }
+    try? await bus.unexport(advertisement.path)
+    await objects.unexport(on: bus)
+    deviceWatch?.cancel()
+    events.finish()
+    await eventTask?.value
+    await model.stop()
+    for waiters in confirmations.values { waiters.forEach { $0.resume() } }
+    confirmations.removeAll()
+  }
+
+  /// Calls the model for each event, in order; answers BlueZ's calls.
+  private static func deliver(_ events: AsyncStream<Event>, to model: any PeripheralModel) async {
+    for await event in events {
+      switch event {
+      case .connected(let central): await model.centralConnected(central)
+      case .disconnected(let central, let reason): await model.centralDisconnected(central, reason: reason)
+      case .mtu(let mtu, let central): await model.mtuChanged(mtu, central: central)
+      case .subscription(let address, let central, let on):
+        await model.subscriptionChanged(characteristic: address, central: central, subscribed: on)
+      case .read(let address, let offset, let central, let reply):
+        do {
+          let value = try await model.read(characteristic: address, offset: offset, central: central)
+          await reply.send([.bytes(value)])
+        } catch {
+          await reply.fail(BlueZError.serverReply(for: error))
+        }
+      case .write(let address, let value, let type, let central, let reply):
+        do {
+          try await model.write(characteristic: address, value: value, type: type, central: central)
+          await reply.send()
+        } catch {
+          await reply.fail(BlueZError.serverReply(for: error))
+        }
+      }
+    }
+  }
+
+  // MARK: BlueZ's calls
+
+  private nonisolated func methods(for address: CharacteristicAddress) -> GATTApplicationObjects.CharacteristicMethods {
+    .init(
+      read: { call, reply in
+        let options = call.body[0].dictionary ?? [:]
+        Task { await self.read(address, options: options, reply: reply) }
+      },
+      write: { call, reply in
+        let value = call.body[0].bytes ?? []
+        let options = call.body[1].dictionary ?? [:]
+        // Queued synchronously: the order of writes is the order of arrival.
+        self.enqueueWrite(address, value: value, options: options, reply: reply)
+      },
+      startNotify: { _, reply in Task { await self.setNotifying(address, true, reply: reply) } },
+      stopNotify: { _, reply in Task { await self.setNotifying(address, false, reply: reply) } },
+      confirm: { _ in
+        await self.confirmed(address)
+        return []
+      })
+  }
+
+  private nonisolated func central(from options: [String: DBusValue]) -> CentralID? {
+    options["device"]?.objectPath.flatMap(BlueZ.address(ofDevice:)).map { CentralID($0) }
+  }
+
+  private nonisolated func enqueueWrite(
+    _ address: CharacteristicAddress, value: [UInt8], options: [String: DBusValue], reply: DBusMethodReply
+  ) {
+    let type: WriteType = options["type"]?.string == "command" ? .withoutResponse : .withResponse
+    let central = central(from: options) ?? CentralID("unknown")
+    let mtu = options["mtu"]?.int
+    // The event is yielded before any await so that writes keep their order;
+    // the connection bookkeeping for a central seen here first follows it.
+    events.yield(.write(address, value, type, central, reply))
+    Task { await self.noteCentral(central, mtu: mtu) }
+  }
+
+  private func read(_ address: CharacteristicAddress, options: [String: DBusValue], reply: DBusMethodReply) async {
+    let central = central(from: options) ?? CentralID("unknown")
+    noteCentral(central, mtu: options["mtu"]?.int)
+    events.yield(.read(address, offset: options["offset"]?.int ?? 0, central, reply))
+  }
+
+  /// A central that reads or writes is connected, whatever BlueZ's signals
+  /// said so far; an MTU in BlueZ's options is the link's current one.
+  private func noteCentral(_ central: CentralID, mtu: Int?) {
+    if central.rawValue != "unknown", !connected.contains(central) { centralConnected(central) }
+    if let mtu, mtus[central] != mtu {
+      mtus[central] = mtu
+      events.yield(.mtu(mtu, central))
+    }
+  }
+
+  private func setNotifying(_ address: CharacteristicAddress, _ on: Bool, reply: DBusMethodReply) async {
+    if on, connected.isEmpty { await refreshConnectedCentrals() }
+    let before = subscribed[address] ?? []
+    let after = on ? connected : []
+    subscribed[address] = after
+    for central in after where !before.contains(central) { events.yield(.subscription(address, central, true)) }
+    for central in before where !after.contains(central) { events.yield(.subscription(address, central, false)) }
+    if let path = objects.characteristicPaths[address] {
+      try? await bus.updateProperties(at: path, interface: BlueZ.gattCharacteristicInterface, ["Notifying": .boolean(on)])
+    }
+    await reply.send()
+  }
+
+  private func confirmed(_ address: CharacteristicAddress) {
+    guard var waiters = confirmations[address], !waiters.isEmpty else { return }
+    waiters.removeFirst().resume()
+    confirmations[address] = waiters
+  }
+
+  // MARK: Connections, from BlueZ's Device1 objects on this adapter
+
+  private func watchDevices() async throws {
+    let rule = try DBusMatchRule(sender: BlueZ.service, pathNamespace: adapter.path)
+    let signals = try await bus.signals(matching: rule)
+    let rootRule = try DBusMatchRule(sender: BlueZ.service, interface: BlueZ.objectManagerInterface, path: BlueZ.root)
+    let objectSignals = try await bus.signals(matching: rootRule)
+    deviceWatch = Task {
+      await withTaskGroup(of: Void.self) { group in
+        // The streams end only when the bus connection closes.
+        group.addTask { try? await Self.forEach(signals) { await self.deviceSignal($0) } }
+        group.addTask { try? await Self.forEach(objectSignals) { await self.deviceSignal($0) } }
+      }
+    }
+    await refreshConnectedCentrals()
+  }
+
+  private static func forEach(_ signals: DBusSignalStream, _ body: (DBusMessage) async -> Void) async throws {
+    for try await signal in signals { await body(signal) }
+  }
+
+  private func deviceSignal(_ signal: DBusMessage) async {
+    switch signal.member {
+    case "PropertiesChanged":
+      guard signal.body.first?.string == BlueZ.deviceInterface, let path = signal.path,
+        let address = BlueZ.address(ofDevice: path), path.isDescendant(of: adapter.path),
+        let isConnected = signal.body[1].dictionary?["Connected"]?.bool
+      else { return }
+      isConnected ? centralConnected(CentralID(address)) : centralDisconnected(CentralID(address))
+    case "InterfacesAdded":
+      guard case .objectPath(let path) = signal.body.first, path.isDescendant(of: adapter.path),
+        let address = BlueZ.address(ofDevice: path),
+        signal.body[1].dictionary?[BlueZ.deviceInterface]?.dictionary?["Connected"]?.bool == true
+      else { return }
+      centralConnected(CentralID(address))
+    case "InterfacesRemoved":
+      guard case .objectPath(let path) = signal.body.first, path.isDescendant(of: adapter.path),
+        let address = BlueZ.address(ofDevice: path), signal.body[1].strings?.contains(BlueZ.deviceInterface) == true
+      else { return }
+      centralDisconnected(CentralID(address))
+    default:
+      return
+    }
+  }
+
+  private func refreshConnectedCentrals() async {
+    guard let objects = try? await DBusRemoteObject(connection: bus, destination: BlueZ.service, path: BlueZ.root).managedObjects()
+    else { return }
+    for (path, interfaces) in objects.sorted(by: { $0.key < $1.key })
+    where path.isDescendant(of: adapter.path) && interfaces[BlueZ.deviceInterface]?["Connected"]?.bool == true {
+      if let address = BlueZ.address(ofDevice: path) { centralConnected(CentralID(address)) }
+    }
+  }
+
+  private func centralConnected(_ central: CentralID) {
+    guard isRunning, !connected.contains(central) else { return }
+    connected.append(central)
+    events.yield(.connected(central))
+  }
+
+  private func centralDisconnected(_ central: CentralID) {
+    guard let index = connected.firstIndex(of: central) else { return }
+    connected.remove(at: index)
+    mtus[central] = nil
+    for (address, centrals) in subscribed { subscribed[address] = centrals.filter { $0 != central } }
+    let reason: DisconnectReason = disconnecting.remove(central) != nil ? .local : .remote
+    events.yield(.disconnected(central, reason))
+  }
+
+  // MARK: PeripheralHost
+
+  public func notify(_ value: [UInt8], characteristic: CharacteristicAddress) async throws(GATTError) {
+    try await send(value, characteristic, needing: .notify)
+  }
+
+  public func indicate(_ value: [UInt8], characteristic: CharacteristicAddress) async throws(GATTError) {
+    try await send(value, characteristic, needing: .indicate)
+    let answered: Void? = await withCheckedContinuation { continuation in
+      confirmations[characteristic, default: []].append(continuation)
+    }
+    guard answered != nil, !(subscribed[characteristic] ?? []).isEmpty else {
+      throw GATTError(.disconnected(.remote), "the indication on \(characteristic) was not confirmed")
+    }
+  }
+
+  private func send(_ value: [UInt8], _ address: CharacteristicAddress, needing property: CharacteristicProperties)
+    async throws(GATTError)
+  {
+    guard let definition = model.profile.characteristic(at: address), let path = objects.characteristicPaths[address] else {
+      throw GATTError(.notFound, "no characteristic \(address) in the profile")
+    }
+    guard definition.properties.contains(property) else {
+      throw GATTError(.notSupported, "\(address) does not have the \(property) property")
+    }
+    let centrals = subscribed[address] ?? []
+    guard !centrals.isEmpty else { throw GATTError(.noSubscribers, "no central is subscribed to \(address)") }
+    let limit = centrals.map { (mtus[$0] ?? 23) - 3 }.min() ?? 20
+    guard value.count <= limit else {
+      throw GATTError(.valueTooLong, "\(value.count) bytes do not fit ATT_MTU − 3 = \(limit) for \(address)")
+    }
+    do {
+      try await bus.updateProperties(at: path, interface: BlueZ.gattCharacteristicInterface, ["Value": .bytes(value)])
+    } catch {
+      throw BlueZError.gattError(error, "notifying \(address)")
+    }
+  }
+
+  public func subscribers(of characteristic: CharacteristicAddress) async -> [CentralID] {
+    subscribed[characteristic] ?? []
+  }
+
+  public var connectedCentrals: [CentralID] { connected }
+
+  public func mtu(for central: CentralID) async -> Int? {
+    connected.contains(central) ? (mtus[central] ?? 23) : nil
+  }
+
+  public func disconnect(_ central: CentralID) async {
+    guard connected.contains(central), let path = try? adapter.devicePath(for: central.rawValue) else { return }
+    disconnecting.insert(central)
+    let device = try? DBusRemoteObject(connection: bus, destination: BlueZ.service, path: path)
+    _ = try? await device?.call(BlueZ.deviceInterface, "Disconnect")
+  }
+}
