@@ -27,12 +27,18 @@ let package = Package(
     .target(name: "GATT"),
     // BlueZ over D-Bus, both roles: implements the GATT seams.
     .target(name: "BlueZ", dependencies: ["DBus", "GATT"]),
+    // Emulated devices: transport-neutral, on the GATT seam only.
+    .target(name: "BlendMicro", dependencies: ["GATT"], path: "Peripherals/BlendMicro"),
+    // Client stacks, shaped like the vendors' apps and SDKs.
+    .target(name: "BlendMicroClient", dependencies: ["GATT"], path: "Sources/Clients/BlendMicroClient"),
     .executableTarget(
       name: "doppel",
       dependencies: [
         "DBus",
         "GATT",
         "BlueZ",
+        "BlendMicro",
+        "BlendMicroClient",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
@@ -44,7 +50,10 @@ let package = Package(
     ),
     .testTarget(name: "DBusTests", dependencies: ["DBus"]),
     .testTarget(name: "GATTTests", dependencies: ["GATT"]),
+    .testTarget(name: "BlendMicroTests", dependencies: ["BlendMicro", "BlendMicroClient", "GATT"]),
     .testTarget(name: "DoppelCLITests", dependencies: ["doppel"]),
+    // End-to-end tests over real BlueZ; ci/test runs them inside the virtual lab.
+    .testTarget(name: "LabTests", dependencies: ["BlueZ", "DBus", "GATT", "BlendMicro", "BlendMicroClient"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,127 @@
+/// A synthetic ECG: each beat a sum of Gaussian P, Q, R, S and T waves placed
+/// by the beat's phase, beats spaced by RR intervals around the heart rate,
+/// with seeded noise and, during arrhythmia episodes, irregular RR intervals
+/// (as in atrial fibrillation: no P wave, RR varying by up to ±35 %).
+///
+/// Deterministic: the same configuration gives the same samples, so a test
+/// can compute what the device must have sent.
+public struct SyntheticECG: Sendable, Hashable {
+  /// Samples per second.
+  public var sampleRate: Double
+  /// Mean heart rate in beats per minute.
+  public var heartRate: Double
+  /// Standard deviation of additive noise, in mV.
+  public var noise: Double
+  /// Times (seconds from the start) during which the rhythm is irregular.
+  public var arrhythmiaEpisodes: [ClosedRange<Double>]
+  /// Seeds the noise and the irregular beats.
+  public var seed: UInt64
+
+  public init(
+    sampleRate: Double = 100, heartRate: Double = 72, noise: Double = 0.01,
+    arrhythmiaEpisodes: [ClosedRange<Double>] = [], seed: UInt64 = 1
+  ) {
+    self.sampleRate = sampleRate
+    self.heartRate = heartRate
+    self.noise = noise
+    self.arrhythmiaEpisodes = arrhythmiaEpisodes
+    self.seed = seed
+  }
+
+  /// One wave of a beat: centre as a fraction of the RR interval, width, amplitude in mV.
+  private static let waves: [(centre: Double, width: Double, amplitude: Double, isP: Bool)] = [
+    (0.10, 0.025, 0.15, true),  // P
+    (0.22, 0.010, -0.12, false),  // Q
+    (0.25, 0.012, 1.20, false),  // R
+    (0.28, 0.012, -0.25, false),  // S
+    (0.55, 0.045, 0.30, false),  // T
+  ]
+
+  /// The start times of the beats up to `end` seconds, and whether each is irregular.
+  public func beats(until end: Double) -> [(start: Double, rr: Double, irregular: Bool)] {
+    var beats: [(Double, Double, Bool)] = []
+    var time = 0.0
+    var index: UInt64 = 0
+    let mean = 60.0 / heartRate
+    while time <= end {
+      let irregular = arrhythmiaEpisodes.contains { $0.contains(time) }
+      let jitter = Self.unit(seed &+ 0x5EED, index) * 2 - 1  // −1…1
+      let rr = irregular ? mean * (1 + 0.35 * jitter) : mean * (1 + 0.02 * jitter)
+      beats.append((time, rr, irregular))
+      time += rr
+      index += 1
+    }
+    return beats
+  }
+
+  /// The times (seconds) of the R peaks up to `end`.
+  public func rPeaks(until end: Double) -> [Double] {
+    beats(until: end).map { $0.start + 0.25 * $0.rr }.filter { $0 <= end }
+  }
+
+  /// Samples `range` (sample indices), in mV.
+  public func samples(_ range: Range<Int>) -> [Double] {
+    guard !range.isEmpty else { return [] }
+    let end = Double(range.upperBound) / sampleRate
+    let beats = beats(until: end + 2)
+    var beatIndex = 0
+    return range.map { n in
+      let t = Double(n) / sampleRate
+      while beatIndex + 1 < beats.count, beats[beatIndex + 1].start <= t { beatIndex += 1 }
+      var value = 0.0
+      // The tail of the previous beat (its T wave) can reach into this one.
+      for b in max(0, beatIndex - 1)...beatIndex {
+        let beat = beats[b]
+        let phase = (t - beat.start) / beat.rr
+        for wave in Self.waves where !(wave.isP && beat.irregular) {
+          let d = (phase - wave.centre) / wave.width
+          if abs(d) < 6 { value += wave.amplitude * Self.gaussian(d) }
+        }
+      }
+      return value + noise * Self.normal(seed, UInt64(n))
+    }
+  }
+
+  /// The text a sample travels as: decimal, four places, at most 20 bytes.
+  public static func text(_ amplitude: Double) -> String {
+    let scaled = (amplitude * 10_000).rounded()
+    let sign = scaled < 0 ? "-" : ""
+    let magnitude = Int(abs(scaled))
+    let fraction = String(magnitude % 10_000)
+    return "\(sign)\(magnitude / 10_000).\(String(repeating: "0", count: 4 - fraction.count))\(fraction)"
+  }
+
+  private static func gaussian(_ d: Double) -> Double {
+    // exp(-d²/2) without Foundation.
+    var x = -d * d / 2
+    var result = 1.0
+    var halvings = 0
+    while x < -1 {
+      x /= 2
+      halvings += 1
+    }
+    var term = 1.0
+    for k in 1...12 {
+      term *= x / Double(k)
+      result += term
+    }
+    for _ in 0..<halvings { result *= result }
+    return result
+  }
+
+  /// A uniform value in [0, 1) from (seed, index): SplitMix64.
+  static func unit(_ seed: UInt64, _ index: UInt64) -> Double {
+    var z = seed &+ index &* 0x9E37_79B9_7F4A_7C15
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    z ^= z >> 31
+    return Double(z >> 11) / Double(1 << 53)
+  }
+
+  /// A standard normal value from (seed, index): the sum of twelve uniforms, less 6.
+  static func normal(_ seed: UInt64, _ index: UInt64) -> Double {
+    var sum = 0.0
+    for k in 0..<12 { sum += unit(seed, index &* 12 &+ UInt64(k)) }
+    return sum - 6
+  }
+}

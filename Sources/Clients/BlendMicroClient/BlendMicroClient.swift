@@ -1,0 +1,144 @@
+import GATT
+
+/// The Kardia app's BLE side for a Blend Micro ECG board: scan for the UART
+/// service, connect, subscribe to UART TX, decode each notification's text as
+/// a decimal amplitude.
+///
+/// ```swift
+/// let client = BlendMicroClient(link: central, clock: ContinuousClock())
+/// let board = try await client.connect(timeout: .seconds(20))
+/// for try await reading in try await client.readings() { … }
+/// ```
+public actor BlendMicroClient {
+  public static let uartService: BluetoothUUID = "713D0000-503E-4C75-BA94-3148F18D941E"
+  public static let uartTX = CharacteristicAddress(
+    service: uartService, characteristic: "713D0002-503E-4C75-BA94-3148F18D941E")
+  public static let uartRX = CharacteristicAddress(
+    service: uartService, characteristic: "713D0003-503E-4C75-BA94-3148F18D941E")
+
+  /// The link's state, as the app shows it.
+  public enum LinkState: Hashable, Sendable {
+    case idle, scanning, connecting
+    case connected(PeripheralID)
+    case disconnected(DisconnectReason)
+  }
+
+  let link: any CentralLink
+  let clock: any Clock<Duration>
+  private var connection: (any CentralConnection)?
+  private var stateSinks: [AsyncStream<LinkState>.Continuation] = []
+  public private(set) var state: LinkState = .idle
+
+  public init(link: any CentralLink, clock: any Clock<Duration> = ContinuousClock()) {
+    self.link = link
+    self.clock = clock
+  }
+
+  /// Scans for the first board advertising the UART service (and, if given,
+  /// a name prefix) and connects to it.
+  @discardableResult
+  public func connect(namePrefix: String? = nil, timeout: Duration) async throws -> DiscoveredPeripheral {
+    set(.scanning)
+    let filter = ScanFilter(serviceUUIDs: [Self.uartService], namePrefix: namePrefix)
+    let link = self.link
+    let found = try await Self.withTimeout(timeout, clock: clock) {
+      for await peripheral in link.scan(filter: filter) { return peripheral }
+      throw GATTError(.notFound, "the scan ended without a Blend Micro")
+    }
+    set(.connecting)
+    let connection = try await link.connect(found.id, timeout: timeout)
+    self.connection = connection
+    set(.connected(found.id))
+    Task { [weak self] in
+      let reason = try? await connection.disconnected()
+      await self?.set(.disconnected(reason ?? .other("unknown")))
+    }
+    return found
+  }
+
+  /// The link's states from now on.
+  public func states() -> AsyncStream<LinkState> {
+    let (stream, continuation) = AsyncStream<LinkState>.makeStream()
+    continuation.yield(state)
+    stateSinks.append(continuation)
+    return stream
+  }
+
+  private func set(_ new: LinkState) {
+    state = new
+    for sink in stateSinks { sink.yield(new) }
+  }
+
+  /// Subscribes to UART TX and decodes every notification, in order. The
+  /// stream ends when the board disconnects (with an error) or the client does.
+  public func readings() async throws -> AsyncThrowingStream<BlendMicroReading, any Error> {
+    guard let connection else { throw GATTError(.notConnected, "connect to a Blend Micro first") }
+    let values = try await connection.notifications(of: Self.uartTX)
+    let clock = self.clock
+    return Self.decode(values, clock: clock)
+  }
+
+  private static func decode<C: Clock<Duration>>(
+    _ values: AsyncThrowingStream<[UInt8], any Error>, clock: C
+  ) -> AsyncThrowingStream<BlendMicroReading, any Error> {
+    let start = clock.now
+    let (stream, continuation) = AsyncThrowingStream<BlendMicroReading, any Error>.makeStream()
+    let task = Task {
+      do {
+        for try await bytes in values {
+          let time = start.duration(to: clock.now)
+          continuation.yield(decode(bytes, at: time))
+        }
+        continuation.finish()
+      } catch {
+        continuation.finish(throwing: error)
+      }
+    }
+    continuation.onTermination = { _ in task.cancel() }
+    return stream
+  }
+
+  /// One notification: UTF-8 text of a decimal number, surrounding white
+  /// space allowed (the firmware may end a line).
+  public static func decode(_ bytes: [UInt8], at time: Duration) -> BlendMicroReading {
+    let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: " \r\n\t\0")
+    // Invalid UTF-8 decodes to U+FFFD, which no number contains.
+    guard let value = Double(text), value.isFinite else {
+      return .malformed(bytes: bytes, time: time)
+    }
+    return .sample(ECGSample(time: time, amplitude: value))
+  }
+
+  /// Writes a command to UART RX (at most 20 bytes, without response, as the board takes it).
+  public func send(_ bytes: [UInt8]) async throws {
+    guard let connection else { throw GATTError(.notConnected, "connect to a Blend Micro first") }
+    try await connection.write(bytes, to: Self.uartRX, type: .withoutResponse)
+  }
+
+  /// Disconnects.
+  public func disconnect() async {
+    await connection?.disconnect()
+  }
+
+  private static func withTimeout<T: Sendable, C: Clock<Duration>>(
+    _ limit: Duration, clock: C, _ body: @escaping @Sendable () async throws -> T
+  ) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+      group.addTask { try await body() }
+      group.addTask {
+        try await clock.sleep(for: limit)
+        throw GATTError(.timeout, "no Blend Micro found within \(limit)")
+      }
+      defer { group.cancelAll() }
+      return try await group.next()!
+    }
+  }
+}
+
+extension String {
+  fileprivate func trimmingCharacters(in set: String) -> String {
+    let unwanted = Set(set)
+    let head = self.drop { unwanted.contains($0) }
+    return String(head.reversed().drop { unwanted.contains($0) }.reversed())
+  }
+}

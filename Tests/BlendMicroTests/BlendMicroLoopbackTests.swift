@@ -1,0 +1,116 @@
+import BlendMicro
+import BlendMicroClient
+import GATT
+import Testing
+
+/// The Blend Micro and the Kardia-shaped client over the in-process loopback,
+/// in virtual time.
+@Suite(.timeLimit(.minutes(1)))
+struct BlendMicroLoopbackTests {
+  let clock = VirtualClock()
+  let air: LoopbackAir
+
+  init() { air = LoopbackAir(clock: clock) }
+
+  @Test func clientReceivesExactlyTheSamplesInOrderAtTheRate() async throws {
+    let ecg = SyntheticECG(sampleRate: 250, heartRate: 66, noise: 0.02, seed: 7)
+    let board = BlendMicro(ecg: ecg)
+    try await air.host(board)
+    let client = BlendMicroClient(link: try air.makeCentral(), clock: clock)
+    let found = try await client.connect(timeout: .seconds(5))
+    #expect(found.name == "BlendMicro")
+    let readings = try await client.readings()
+    let collector = Task {
+      var samples: [ECGSample] = []
+      for try await reading in readings {
+        guard case .sample(let sample) = reading else {
+          Issue.record("unexpected \(reading)")
+          continue
+        }
+        samples.append(sample)
+        if samples.count == 2500 { break }
+      }
+      return samples
+    }
+    await clock.advance(by: .seconds(10))
+    let samples = try await collector.value
+    #expect(samples.count == 2500)
+    // Exactly what the model computes, to the 4 decimals the text carries.
+    let expected = ecg.samples(0..<2500).map { Double(SyntheticECG.text($0))! }
+    #expect(samples.map(\.amplitude) == expected)
+    // At the configured rate in virtual time: sample n arrives at n / 250 s.
+    #expect(samples[0].time == .zero)
+    #expect(samples[2499].time == .milliseconds(9996))
+    let sent = await board.samplesSent
+    #expect(sent == 2500 || sent == 2501)
+  }
+
+  @Test func sampleTextFitsTheBoardAndRoundTrips() {
+    for value in [0.0, -0.0001, 1.2345, -12.5, 123456.7891] {
+      let text = SyntheticECG.text(value)
+      #expect(text.utf8.count <= BlendMicro.maximumPayload)
+      #expect(abs(Double(text)! - value) < 0.00006)
+    }
+    #expect(SyntheticECG.text(-0.05) == "-0.0500")
+  }
+
+  @Test func malformedNotificationsAreReportedNotDropped() {
+    #expect(BlendMicroClient.decode(Array("0.5\r\n".utf8), at: .zero) == .sample(ECGSample(time: .zero, amplitude: 0.5)))
+    #expect(BlendMicroClient.decode(Array("x1".utf8), at: .seconds(1)) == .malformed(bytes: Array("x1".utf8), time: .seconds(1)))
+    #expect(BlendMicroClient.decode([0xFF, 0x31], at: .zero) == .malformed(bytes: [0xFF, 0x31], time: .zero))
+    #expect(BlendMicroClient.decode([], at: .zero) == .malformed(bytes: [], time: .zero))
+  }
+
+  @Test func rPeaksFollowTheHeartRateAndArrhythmiaIsIrregular() {
+    let steady = SyntheticECG(heartRate: 75)
+    let peaks = steady.rPeaks(until: 60)
+    let rr = zip(peaks.dropFirst(), peaks).map { $0 - $1 }
+    let rate = 60 / (rr.reduce(0, +) / Double(rr.count))
+    #expect(abs(rate - 75) < 1)
+    #expect(rr.allSatisfy { abs($0 - 0.8) < 0.8 * 0.03 })
+    let irregular = SyntheticECG(heartRate: 75, arrhythmiaEpisodes: [10...40]).beats(until: 60)
+    #expect(irregular.contains { $0.irregular && abs($0.rr - 0.8) > 0.8 * 0.1 })
+  }
+
+  @Test func writesToRXReachTheBoardInOrder() async throws {
+    let board = BlendMicro()
+    try await air.host(board)
+    let client = BlendMicroClient(link: try air.makeCentral(), clock: clock)
+    try await client.connect(timeout: .seconds(5))
+    for command in ["a", "bb", "ccc"] { try await client.send(Array(command.utf8)) }
+    await clock.advance(by: .milliseconds(10))
+    #expect(await board.received == [Array("a".utf8), Array("bb".utf8), Array("ccc".utf8)])
+    await #expect(throws: GATTError.self) { try await client.send(Array(repeating: 0x41, count: 21)) }
+  }
+
+  @Test func boardDisconnectingEndsTheStreamAndIsReported() async throws {
+    let board = BlendMicro()
+    let id = try await air.host(board)
+    let client = BlendMicroClient(link: try air.makeCentral(), clock: clock)
+    try await client.connect(timeout: .seconds(5))
+    let readings = try await client.readings()
+    let states = await client.states()
+    let drain = Task {
+      var count = 0
+      do {
+        for try await _ in readings { count += 1 }
+        return (count, "finished")
+      } catch {
+        return (count, "\(error)")
+      }
+    }
+    await clock.advance(by: .seconds(1))
+    await air.loseLinks(to: id)
+    await clock.advance(by: .milliseconds(10))
+    let (count, ending) = await drain.value
+    #expect(count >= 99 && count <= 101)
+    #expect(ending != "finished")
+    var iterator = states.makeAsyncIterator()
+    var last: BlendMicroClient.LinkState?
+    while let state = await iterator.next() {
+      last = state
+      if case .disconnected = state { break }
+    }
+    if case .disconnected = last {} else { Issue.record("the client did not report the disconnect: \(String(describing: last))") }
+  }
+}
