@@ -1,0 +1,60 @@
+import ArgumentParser
+import BlendMicro
+import GATT
+
+/// The device models the CLI can host, by the names scenarios and flags use.
+enum DeviceModelCatalog {
+  /// A model the CLI knows: its name, a one-line summary, and how to make one.
+  struct Entry: Sendable {
+    let name: String
+    let summary: String
+    let make: @Sendable (DeviceOptions) -> any PeripheralModel
+  }
+
+  static let entries: [Entry] = [
+    Entry(
+      name: "blend-micro",
+      summary: "RedBearLabs Blend Micro with the Kardia ECG firmware: ASCII ECG samples on the nRF8001 UART service",
+      make: { options in
+        BlendMicro(
+          name: options.name ?? "BlendMicro",
+          ecg: SyntheticECG(
+            sampleRate: options.sampleRate, heartRate: options.heartRate, noise: options.noise, seed: options.seed))
+      })
+  ]
+
+  static var names: [String] { entries.map(\.name) }
+
+  /// The entry called `name`, or a validation error listing the known ones.
+  static func entry(_ name: String) throws -> Entry {
+    guard let entry = entries.first(where: { $0.name == name }) else {
+      throw ValidationError("unknown device model '\(name)'; known models: \(names.joined(separator: ", "))")
+    }
+    return entry
+  }
+}
+
+/// Options that configure an emulated device.
+struct DeviceOptions: ParsableArguments {
+  @Option(help: "The advertised name (default: the model's own).")
+  var name: String?
+
+  @Option(help: "ECG samples per second (blend-micro).")
+  var sampleRate: Double = 100
+
+  @Option(help: "Heart rate in beats per minute (blend-micro).")
+  var heartRate: Double = 72
+
+  @Option(help: "Noise standard deviation in mV (blend-micro).")
+  var noise: Double = 0.01
+
+  @Option(help: "Seed for noise and irregular beats.")
+  var seed: UInt64 = 1
+
+  func validate() throws {
+    guard sampleRate > 0, sampleRate <= 1000 else { throw ValidationError("--sample-rate must be in (0, 1000], got \(sampleRate)") }
+    guard heartRate >= 20, heartRate <= 250 else { throw ValidationError("--heart-rate must be 20…250 bpm, got \(heartRate)") }
+    guard noise >= 0 else { throw ValidationError("--noise must not be negative") }
+    if let name, name.isEmpty || name.utf8.count > 29 { throw ValidationError("--name must be 1…29 bytes") }
+  }
+}
