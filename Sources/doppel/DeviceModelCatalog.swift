@@ -8,7 +8,7 @@ enum DeviceModelCatalog {
   struct Entry: Sendable {
     let name: String
     let summary: String
-    let make: @Sendable (DeviceOptions) -> any PeripheralModel
+    let make: @Sendable (DeviceConfiguration) -> any PeripheralModel
   }
 
   static let entries: [Entry] = [
@@ -34,7 +34,16 @@ enum DeviceModelCatalog {
   }
 }
 
-/// Options that configure an emulated device.
+/// How to configure an emulated device; every field has the model's default.
+struct DeviceConfiguration: Sendable {
+  var name: String?
+  var sampleRate: Double = 100
+  var heartRate: Double = 72
+  var noise: Double = 0.01
+  var seed: UInt64 = 1
+}
+
+/// Command-line options that configure an emulated device.
 struct DeviceOptions: ParsableArguments {
   @Option(help: "The advertised name (default: the model's own).")
   var name: String?
@@ -50,6 +59,10 @@ struct DeviceOptions: ParsableArguments {
 
   @Option(help: "Seed for noise and irregular beats.")
   var seed: UInt64 = 1
+
+  var configuration: DeviceConfiguration {
+    DeviceConfiguration(name: name, sampleRate: sampleRate, heartRate: heartRate, noise: noise, seed: seed)
+  }
 
   func validate() throws {
     guard sampleRate > 0, sampleRate <= 1000 else { throw ValidationError("--sample-rate must be in (0, 1000], got \(sampleRate)") }

@@ -8,7 +8,7 @@ struct DevicesCommand: ParsableCommand {
 
   func run() throws {
     for entry in DeviceModelCatalog.entries {
-      let model = entry.make(DeviceOptions())
+      let model = entry.make(DeviceConfiguration())
       print("\(entry.name): \(entry.summary)")
       let advertisement = model.advertisement
       print("  advertises: \(advertisement.localName ?? "(no name)") \(advertisement.serviceUUIDs.map(\.uuidString).joined(separator: " "))")
