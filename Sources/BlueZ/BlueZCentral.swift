@@ -33,7 +33,11 @@ public struct BlueZCentral: CentralLink {
       if !filter.serviceUUIDs.isEmpty { options["UUIDs"] = .strings(filter.serviceUUIDs.map(\.uuidString)) }
       if let prefix = filter.namePrefix { options["Pattern"] = .string(prefix) }
       _ = try await adapterObject.call(BlueZ.adapterInterface, "SetDiscoveryFilter", [.properties(options)])
-      _ = try await adapterObject.call(BlueZ.adapterInterface, "StartDiscovery")
+      do {
+        _ = try await adapterObject.call(BlueZ.adapterInterface, "StartDiscovery")
+      } catch let error as DBusError where BlueZError(error)?.code == .inProgress {
+        // This bus connection is discovering already (another scan of ours): share it.
+      }
     } catch {
       return
     }
@@ -78,7 +82,9 @@ public struct BlueZCentral: CentralLink {
         }
       }
     } catch {}
-    _ = try? await adapterObject.call(BlueZ.adapterInterface, "StopDiscovery")
+    // The scan's task is cancelled by now, and a cancelled task's calls are
+    // cancelled too: stop discovery from a task of its own.
+    await Task { _ = try? await adapterObject.call(BlueZ.adapterInterface, "StopDiscovery") }.value
   }
 
   static func advertisement(from device: [String: DBusValue]) -> AdvertisementData {

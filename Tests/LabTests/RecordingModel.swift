@@ -34,24 +34,33 @@ actor RecordingModel: PeripheralModel {
     await inner.centralDisconnected(central, reason: reason)
   }
 
-  func subscriptionChanged(characteristic: CharacteristicAddress, central: CentralID, subscribed: Bool) async {
+  func subscriptionChanged(
+    characteristic: CharacteristicAddress, central: CentralID, subscribed: Bool
+  ) async {
     events.append(.subscribed(characteristic, subscribed))
-    await inner.subscriptionChanged(characteristic: characteristic, central: central, subscribed: subscribed)
+    await inner.subscriptionChanged(
+      characteristic: characteristic, central: central, subscribed: subscribed)
   }
 
-  func read(characteristic: CharacteristicAddress, offset: Int, central: CentralID) async throws(ATTError) -> [UInt8] {
+  func read(characteristic: CharacteristicAddress, offset: Int, central: CentralID)
+    async throws(ATTError) -> [UInt8]
+  {
     try await inner.read(characteristic: characteristic, offset: offset, central: central)
   }
 
-  func write(characteristic: CharacteristicAddress, value: [UInt8], type: WriteType, central: CentralID)
+  func write(
+    characteristic: CharacteristicAddress, value: [UInt8], type: WriteType, central: CentralID
+  )
     async throws(ATTError)
   {
-    try await inner.write(characteristic: characteristic, value: value, type: type, central: central)
+    try await inner.write(
+      characteristic: characteristic, value: value, type: type, central: central)
   }
 
   /// Waits (polling, bounded) until an event satisfies `condition`.
-  func waitFor(_ what: String, within limit: Duration = .seconds(20), _ condition: @Sendable (Event) -> Bool) async throws
-  {
+  func waitFor(
+    _ what: String, within limit: Duration = .seconds(20), _ condition: @Sendable (Event) -> Bool
+  ) async throws {
     let deadline = ContinuousClock.now + limit
     while ContinuousClock.now < deadline {
       if events.contains(where: condition) { return }

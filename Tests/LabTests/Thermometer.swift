@@ -4,17 +4,23 @@ import GATT
 /// notifying a counter-derived temperature every 100 ms while subscribed.
 actor Thermometer: PeripheralModel {
   static let service = BluetoothUUID(0x1809)
-  static let measurement = CharacteristicAddress(service: service, characteristic: BluetoothUUID(0x2A1E))
+  static let measurement = CharacteristicAddress(
+    service: service, characteristic: BluetoothUUID(0x2A1E))
 
   nonisolated let profile = try! GATTProfile([
     ServiceDefinition(
       service, name: "Health Thermometer",
-      characteristics: [CharacteristicDefinition(BluetoothUUID(0x2A1E), name: "Intermediate Temperature", properties: [.notify])])
+      characteristics: [
+        CharacteristicDefinition(
+          BluetoothUUID(0x2A1E), name: "Intermediate Temperature", properties: [.notify])
+      ])
   ])
   nonisolated let advertisement = AdvertisementData(localName: "Thermo", serviceUUIDs: [service])
   private var task: Task<Void, Never>?
 
-  func subscriptionChanged(characteristic: CharacteristicAddress, central: CentralID, subscribed: Bool) async {
+  func subscriptionChanged(
+    characteristic: CharacteristicAddress, central: CentralID, subscribed: Bool
+  ) async {
     task?.cancel()
     task = nil
     guard subscribed else { return }
