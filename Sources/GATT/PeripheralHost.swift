@@ -1,0 +1,36 @@
+/// What a device model sees of the transport that hosts it (BlueZ, or the
+/// loopback): sending values to subscribed centrals, the connected centrals,
+/// and the clock.
+public protocol PeripheralHost: Sendable {
+  /// The clock for all of the model's timing: wall time on BlueZ, virtual time
+  /// on the loopback. Open it as `some Clock<Duration>` to use instants, e.g.
+  /// for drift-free periodic deadlines with `sleep(until:)`.
+  var clock: any Clock<Duration> { get }
+
+  /// Sends a notification to every central subscribed to `characteristic`.
+  ///
+  /// Throws `notFound` for a characteristic not in the profile, `notSupported`
+  /// when it lacks the notify property, `noSubscribers` when no central is
+  /// subscribed, and `valueTooLong` when the value exceeds ATT_MTU − 3 of any
+  /// subscriber (then it is sent to none).
+  func notify(_ value: [UInt8], characteristic: CharacteristicAddress) async throws(GATTError)
+
+  /// Sends an indication to every central subscribed to `characteristic` and
+  /// returns when all have confirmed it. Throws as `notify` does (needing the
+  /// indicate property), and `disconnected` when a central left before confirming.
+  func indicate(_ value: [UInt8], characteristic: CharacteristicAddress) async throws(GATTError)
+
+  /// The centrals subscribed to `characteristic`, in the order they subscribed.
+  func subscribers(of characteristic: CharacteristicAddress) async -> [CentralID]
+
+  /// The connected centrals, in the order they connected.
+  var connectedCentrals: [CentralID] { get async }
+
+  /// The ATT MTU of a central's connection; `nil` when it is not connected.
+  func mtu(for central: CentralID) async -> Int?
+
+  /// Ends the connection to a central from the peripheral side. The central
+  /// sees `.remote`; the model gets `centralDisconnected(_:reason: .local)`
+  /// after this returns (never during it).
+  func disconnect(_ central: CentralID) async
+}
