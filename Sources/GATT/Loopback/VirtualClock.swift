@@ -1,0 +1,221 @@
+import Synchronization
+
+/// A clock whose time moves only when told to, so device and client logic run
+/// faster than real time and in a repeatable order.
+///
+/// Tasks sleep on it as on any `Clock`; `advance(by:)`, `advance(to:)` and
+/// `runUntilIdle(upTo:)` move time forward and wake sleepers one at a time, in
+/// deadline order (ties in the order they went to sleep). After each wake the
+/// clock yields until the woken task has gone back to sleep on the clock and
+/// the other ready tasks have had their turns, so the effects of one instant
+/// happen before the next instant starts. A woken task that does not sleep on
+/// the clock again (it ends, or waits for something else) is given
+/// `settleLimit` of wall time before time moves on. A sleeping task that is
+/// cancelled throws `CancellationError` at once and is removed.
+public final class VirtualClock: Clock, Sendable {
+  /// A point in virtual time: the time since the clock's origin.
+  public struct Instant: InstantProtocol, CustomStringConvertible {
+    /// Time since the clock's origin.
+    public var offset: Duration
+
+    public init(offset: Duration) {
+      self.offset = offset
+    }
+
+    /// The clock's origin.
+    public static let origin = Instant(offset: .zero)
+
+    public func advanced(by duration: Duration) -> Instant {
+      Instant(offset: offset + duration)
+    }
+
+    public func duration(to other: Instant) -> Duration {
+      other.offset - offset
+    }
+
+    public static func < (lhs: Instant, rhs: Instant) -> Bool {
+      lhs.offset < rhs.offset
+    }
+
+    public var description: String { "t+\(offset)" }
+  }
+
+  private struct Sleeper {
+    var id: UInt64
+    var deadline: Instant
+    /// Identifies the sleeping task (its hash), so `advance` can tell when it sleeps again.
+    var task: Int?
+    var continuation: UnsafeContinuation<Void, any Error>
+  }
+
+  private struct State {
+    var now: Instant
+    /// Sorted by deadline, then by id (the order they went to sleep).
+    var sleepers: [Sleeper] = []
+    var nextID: UInt64 = 0
+    /// Sleeps that have started but not yet suspended.
+    var arriving: Set<UInt64> = []
+    /// Arriving sleeps cancelled before they suspended.
+    var cancelledArrivals: Set<UInt64> = []
+    /// Counts every sleeper added or removed, so `advance` can tell when the
+    /// other tasks have settled.
+    var activity: UInt64 = 0
+    /// The task `advance` last woke, and whether it has gone to sleep again since.
+    var wokenTask: Int?
+    var wokenTaskSleepsAgain = true
+
+    mutating func insert(_ sleeper: Sleeper) {
+      if let task = sleeper.task, task == wokenTask {
+        wokenTaskSleepsAgain = true
+      }
+      let index =
+        sleepers.firstIndex {
+          $0.deadline > sleeper.deadline || ($0.deadline == sleeper.deadline && $0.id > sleeper.id)
+        } ?? sleepers.endIndex
+      sleepers.insert(sleeper, at: index)
+      activity &+= 1
+    }
+  }
+
+  private let state: Mutex<State>
+
+  /// Turns without clock activity that count as the other tasks having settled.
+  private static let quietTurns = 8
+
+  /// How long (wall time) `advance` waits for a woken task to sleep on the
+  /// clock again before moving on without it.
+  public let settleLimit: Duration
+
+  /// A clock at `now` (the origin unless given).
+  ///
+  /// - Parameter settleLimit: How long (wall time) to wait for a woken task to
+  ///   sleep again. A periodic task sleeps again within microseconds; only a
+  ///   task that wakes and then ends or waits for something other than the
+  ///   clock costs the whole limit. Raise it on a heavily loaded machine.
+  public init(now: Instant = .origin, settleLimit: Duration = .milliseconds(50)) {
+    state = Mutex(State(now: now))
+    self.settleLimit = settleLimit
+  }
+
+  /// The current virtual time.
+  public var now: Instant { state.withLock { $0.now } }
+
+  /// Virtual time has no granularity.
+  public var minimumResolution: Duration { .zero }
+
+  /// How many tasks are sleeping on the clock.
+  public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+
+  /// The earliest deadline of a sleeping task.
+  public var nextDeadline: Instant? { state.withLock { $0.sleepers.first?.deadline } }
+
+  /// Suspends until the clock is advanced to `deadline`; returns at once if it
+  /// is already there. `tolerance` is ignored.
+  public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+    try Task.checkCancellation()
+    let task = withUnsafeCurrentTask { $0?.hashValue }
+    let id = state.withLock { state in
+      state.nextID += 1
+      state.arriving.insert(state.nextID)
+      return state.nextID
+    }
+    try await withTaskCancellationHandler {
+      try await withUnsafeThrowingContinuation {
+        (continuation: UnsafeContinuation<Void, any Error>) in
+        let immediate: Result<Void, any Error>? = state.withLock { state in
+          state.arriving.remove(id)
+          if state.cancelledArrivals.remove(id) != nil { return .failure(CancellationError()) }
+          if deadline <= state.now { return .success(()) }
+          state.insert(Sleeper(id: id, deadline: deadline, task: task, continuation: continuation))
+          return nil
+        }
+        if let immediate { continuation.resume(with: immediate) }
+      }
+    } onCancel: {
+      let continuation = state.withLock { state -> UnsafeContinuation<Void, any Error>? in
+        if let index = state.sleepers.firstIndex(where: { $0.id == id }) {
+          state.activity &+= 1
+          return state.sleepers.remove(at: index).continuation
+        }
+        if state.arriving.contains(id) { state.cancelledArrivals.insert(id) }
+        return nil
+      }
+      continuation?.resume(throwing: CancellationError())
+    }
+  }
+
+  /// Moves time forward by `duration`, waking every sleeper whose deadline is reached.
+  public func advance(by duration: Duration) async {
+    await advance(to: now.advanced(by: duration))
+  }
+
+  /// Moves time forward to `target`, waking every sleeper whose deadline is at
+  /// or before it, in deadline order; time stands at each deadline while its
+  /// sleeper runs. Sleepers added meanwhile with deadlines up to `target` are
+  /// woken too. Does nothing when `target` is in the past.
+  public func advance(to target: Instant) async {
+    await settle()
+    while let sleeper = popSleeper(notAfter: target) {
+      sleeper.continuation.resume()
+      await settle()
+    }
+    state.withLock { state in
+      if state.now < target { state.now = target }
+    }
+  }
+
+  /// Advances from deadline to deadline until no task sleeps on the clock, or
+  /// until `limit` of virtual time has passed (then time stands at the limit).
+  /// Without a limit, a task that sleeps forever in a loop keeps this running.
+  public func runUntilIdle(upTo limit: Duration? = nil) async {
+    let end = limit.map { now.advanced(by: $0) }
+    while true {
+      await settle()
+      guard let next = nextDeadline else { break }
+      if let end, next > end {
+        await advance(to: end)
+        return
+      }
+      await advance(to: next)
+    }
+    if let end { await advance(to: end) }
+  }
+
+  private func popSleeper(notAfter target: Instant) -> Sleeper? {
+    state.withLock { state in
+      guard let first = state.sleepers.first, first.deadline <= target else { return nil }
+      state.sleepers.removeFirst()
+      state.activity &+= 1
+      state.wokenTask = first.task
+      state.wokenTaskSleepsAgain = first.task == nil
+      if state.now < first.deadline { state.now = first.deadline }
+      return first
+    }
+  }
+
+  /// Yields until the task just woken (if any) has gone to sleep on the clock
+  /// again, or `settleLimit` has passed, and the clock has then been quiet for
+  /// a few turns, so that the other ready tasks have run too.
+  private func settle() async {
+    let start = ContinuousClock.now
+    var last = state.withLock { $0.activity }
+    var quiet = 0
+    while true {
+      await Task.yield()
+      let (current, sleepsAgain) = state.withLock { ($0.activity, $0.wokenTaskSleepsAgain) }
+      if current != last {
+        last = current
+        quiet = 0
+      } else {
+        quiet += 1
+      }
+      if quiet >= Self.quietTurns && (sleepsAgain || ContinuousClock.now - start >= settleLimit) {
+        state.withLock { state in
+          state.wokenTask = nil
+          state.wokenTaskSleepsAgain = true
+        }
+        return
+      }
+    }
+  }
+}

@@ -1,0 +1,155 @@
+import GATT
+import Testing
+
+@Suite(.timeLimit(.minutes(1)))
+struct VirtualClockTests {
+  typealias Instant = VirtualClock.Instant
+
+  /// Waits (without moving time) until `count` tasks sleep on the clock.
+  static func waitForSleepers(_ count: Int, on clock: VirtualClock) async {
+    while clock.sleeperCount < count {
+      await Task.yield()
+    }
+  }
+
+  @Test func wakesSleepersInDeadlineOrderAtTheirDeadlines() async {
+    let clock = VirtualClock()
+    let log = EventLog<String>()
+    let tasks = [30, 10, 20].map { milliseconds in
+      Task {
+        try await clock.sleep(for: .milliseconds(milliseconds))
+        await log.append("\(milliseconds) at \(clock.now.offset)")
+      }
+    }
+    await Self.waitForSleepers(3, on: clock)
+    #expect(clock.nextDeadline == Instant(offset: .milliseconds(10)))
+    await clock.advance(by: .milliseconds(30))
+    #expect(
+      await log.entries == ["10 at 0.01 seconds", "20 at 0.02 seconds", "30 at 0.03 seconds"])
+    #expect(clock.now == Instant(offset: .milliseconds(30)))
+    #expect(clock.sleeperCount == 0)
+    for task in tasks { task.cancel() }
+  }
+
+  @Test func equalDeadlinesWakeInTheOrderTheyWentToSleep() async {
+    let clock = VirtualClock()
+    let log = EventLog<Int>()
+    var tasks: [Task<Void, any Error>] = []
+    for index in 0..<5 {
+      tasks.append(
+        Task {
+          try await clock.sleep(until: Instant(offset: .seconds(1)))
+          await log.append(index)
+        })
+      await Self.waitForSleepers(index + 1, on: clock)
+    }
+    await clock.advance(to: Instant(offset: .seconds(1)))
+    #expect(await log.entries == [0, 1, 2, 3, 4])
+    for task in tasks { task.cancel() }
+  }
+
+  @Test func letsAWokenTaskRunAndSleepAgainBeforeMovingOn() async {
+    let clock = VirtualClock()
+    let log = EventLog<String>()
+    let repeating = Task {
+      for _ in 0..<3 {
+        try await clock.sleep(for: .milliseconds(10))
+        await log.append("A \(clock.now.offset)")
+      }
+    }
+    let once = Task {
+      try await clock.sleep(for: .milliseconds(15))
+      await log.append("B \(clock.now.offset)")
+    }
+    await Self.waitForSleepers(2, on: clock)
+    await clock.advance(by: .milliseconds(25))
+    #expect(
+      await log.entries == ["A 0.01 seconds", "B 0.015 seconds", "A 0.02 seconds"])
+    #expect(clock.sleeperCount == 1)
+    #expect(clock.nextDeadline == Instant(offset: .milliseconds(30)))
+    await clock.advance(by: .milliseconds(5))
+    #expect(await log.entries.last == "A 0.03 seconds")
+    #expect(clock.sleeperCount == 0)
+    repeating.cancel()
+    once.cancel()
+  }
+
+  @Test func doesNotWakeSleepersBeforeTheirDeadline() async throws {
+    let clock = VirtualClock()
+    let sleeper = Task { try await clock.sleep(for: .milliseconds(50)) }
+    await Self.waitForSleepers(1, on: clock)
+    await clock.advance(by: .milliseconds(49))
+    #expect(clock.sleeperCount == 1)
+    #expect(clock.now.offset == .milliseconds(49))
+    await clock.advance(by: .milliseconds(1))
+    try await sleeper.value
+    #expect(clock.sleeperCount == 0)
+  }
+
+  @Test func cancellingASleeperThrowsAndRemovesIt() async {
+    let clock = VirtualClock()
+    let sleeper = Task { try await clock.sleep(for: .seconds(1)) }
+    await Self.waitForSleepers(1, on: clock)
+    sleeper.cancel()
+    await #expect(throws: CancellationError.self) { try await sleeper.value }
+    #expect(clock.sleeperCount == 0)
+    #expect(clock.now == .origin)
+  }
+
+  @Test func aCancelledTaskDoesNotSleep() async {
+    let clock = VirtualClock()
+    let sleeper = Task {
+      withUnsafeCurrentTask { $0?.cancel() }
+      try await clock.sleep(for: .seconds(1))
+    }
+    await #expect(throws: CancellationError.self) { try await sleeper.value }
+    #expect(clock.sleeperCount == 0)
+  }
+
+  @Test func aDeadlineInThePastReturnsAtOnce() async throws {
+    let clock = VirtualClock(now: Instant(offset: .seconds(5)))
+    try await clock.sleep(until: Instant(offset: .seconds(4)))
+    try await clock.sleep(for: .zero)
+    #expect(clock.now.offset == .seconds(5))
+  }
+
+  @Test func runsUntilIdleThroughAChainOfSleeps() async throws {
+    let clock = VirtualClock()
+    // A child task, so that if the clock stopped early the time limit would
+    // cancel it and the test would fail instead of hanging.
+    async let end: Instant = {
+      for _ in 0..<600 {
+        try await clock.sleep(for: .seconds(1))
+      }
+      return clock.now
+    }()
+    await Self.waitForSleepers(1, on: clock)
+    await clock.runUntilIdle()
+    #expect(try await end == Instant(offset: .seconds(600)))
+    #expect(clock.now.offset == .seconds(600))
+  }
+
+  @Test func runUntilIdleStopsAtItsLimit() async {
+    let clock = VirtualClock()
+    let forever = Task {
+      while true {
+        try await clock.sleep(for: .seconds(1))
+      }
+    }
+    await Self.waitForSleepers(1, on: clock)
+    await clock.runUntilIdle(upTo: .seconds(10.5))
+    #expect(clock.now.offset == .seconds(10.5))
+    #expect(clock.nextDeadline == Instant(offset: .seconds(11)))
+    forever.cancel()
+  }
+
+  @Test func worksAsAnyClock() async throws {
+    let virtual = VirtualClock()
+    let clock: any Clock<Duration> = virtual
+    let sleeper = Task { try await clock.sleep(for: .seconds(3)) }
+    await Self.waitForSleepers(1, on: virtual)
+    await virtual.advance(by: .seconds(3))
+    try await sleeper.value
+    #expect(virtual.now.offset == .seconds(3))
+  }
+}
