@@ -1,0 +1,90 @@
+/// The `PeripheralHost` the loopback air gives a hosted model.
+///
+/// Notifications and indications go straight into the subscribed centrals'
+/// streams, in order; an indication counts as confirmed once it is delivered.
+struct LoopbackHost: PeripheralHost {
+  let air: LoopbackAir
+  let peripheral: PeripheralID
+  /// Which hosting of `peripheral` this host belongs to.
+  let generation: UInt64
+
+  var clock: any Clock<Duration> { air.clock }
+
+  func notify(_ value: [UInt8], characteristic: CharacteristicAddress) async throws(GATTError) {
+    try send(value, characteristic: characteristic, as: .notify)
+  }
+
+  func indicate(_ value: [UInt8], characteristic: CharacteristicAddress) async throws(GATTError) {
+    try send(value, characteristic: characteristic, as: .indicate)
+  }
+
+  func subscribers(of characteristic: CharacteristicAddress) async -> [CentralID] {
+    air.state.withLock { state in
+      state.openLinks(to: peripheral, generation: generation)
+        .filter { $0.subscriptions.contains(characteristic) }
+        .map(\.central)
+    }
+  }
+
+  var connectedCentrals: [CentralID] {
+    get async {
+      air.state.withLock { state in
+        state.openLinks(to: peripheral, generation: generation).map(\.central)
+      }
+    }
+  }
+
+  func mtu(for central: CentralID) async -> Int? {
+    air.state.withLock { state in
+      state.openLinks(to: peripheral, generation: generation).first { $0.central == central }?.mtu
+    }
+  }
+
+  func disconnect(_ central: CentralID) async {
+    let deferred = air.state.withLock { state in
+      state.openLinks(to: peripheral, generation: generation)
+        .filter { $0.central == central }
+        .flatMap { state.closeLink($0.serial, centralReason: .remote, peripheralReason: .local) }
+    }
+    for work in deferred { work() }
+  }
+
+  private func send(
+    _ value: [UInt8], characteristic: CharacteristicAddress, as kind: CharacteristicProperties
+  )
+    throws(GATTError)
+  {
+    let what = kind == .notify ? "notification" : "indication"
+    try air.state.withLock { state throws(GATTError) in
+      guard let hosted = state.hosted(peripheral), hosted.generation == generation else {
+        throw GATTError(.notFound, "peripheral \(peripheral) is no longer hosted")
+      }
+      guard let definition = hosted.profile.characteristic(at: characteristic) else {
+        throw GATTError(.notFound, "\(peripheral) has no characteristic \(characteristic)")
+      }
+      guard definition.properties.contains(kind) else {
+        throw GATTError(
+          .notSupported,
+          "\(definition.name) (\(characteristic)) cannot send a \(what); its properties are \(definition.properties)"
+        )
+      }
+      let links = state.openLinks(to: peripheral, generation: generation)
+        .filter { $0.subscriptions.contains(characteristic) }
+      guard !links.isEmpty else {
+        throw GATTError(
+          .noSubscribers, "no central is subscribed to \(definition.name) (\(characteristic))")
+      }
+      if let link = links.first(where: { value.count > $0.mtu - 3 }) {
+        throw GATTError(
+          .valueTooLong,
+          "\(what) of \(value.count) bytes on \(definition.name) (\(characteristic)) exceeds ATT_MTU - 3 = "
+            + "\(link.mtu - 3) bytes for central \(link.central)")
+      }
+      for link in links {
+        for listener in link.listeners where listener.characteristic == characteristic {
+          listener.continuation.yield(value)
+        }
+      }
+    }
+  }
+}
