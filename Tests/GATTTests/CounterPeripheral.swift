@@ -141,6 +141,17 @@ actor CounterPeripheral: PeripheralModel {
     control = value
   }
 
+  /// What the host reports about centrals and subscriptions, as the model sees it.
+  func hostView() async -> (connected: [CentralID], bulkSubscribers: [CentralID], mtus: [Int?]) {
+    guard let host else { return ([], [], []) }
+    let connected = await host.connectedCentrals
+    var mtus: [Int?] = []
+    for central in connected {
+      mtus.append(await host.mtu(for: central))
+    }
+    return (connected, await host.subscribers(of: Self.bulk), mtus)
+  }
+
   private func defaultRead(characteristic: CharacteristicAddress, offset: Int, central: CentralID)
     async throws(ATTError) -> [UInt8]
   {

@@ -215,6 +215,38 @@ struct LoopbackAirTests {
     #expect(try await wideReceived.next()?.count == 182)
   }
 
+  @Test func notificationsReachEverySubscribedCentralUnlessOneCannotTakeThem() async throws {
+    let model = try CounterPeripheral()
+    let id = try await air.host(model, preferredMTU: 247)
+    let small = try air.makeCentral(address: "C0:00:00:00:00:01")
+    let large = try air.makeCentral(address: "C0:00:00:00:00:02", preferredMTU: 100)
+    let smallConnection = try await small.connect(id, timeout: .seconds(1))
+    let largeConnection = try await large.connect(id, timeout: .seconds(1))
+    let smallValues = try await smallConnection.notifications(of: CounterPeripheral.bulk)
+    let largeValues = try await largeConnection.notifications(of: CounterPeripheral.bulk)
+
+    let view = await model.hostView()
+    #expect(view.connected == [small.id, large.id])
+    #expect(view.bulkSubscribers == [small.id, large.id])
+    #expect(view.mtus == [23, 100])
+
+    for size: UInt8 in [30, 1, 2, 3] {
+      try await largeConnection.write(
+        [CounterPeripheral.sendBulkCommand, size], to: CounterPeripheral.control,
+        type: .withResponse)
+    }
+    #expect(await model.bulkResults == ["valueTooLong", "sent 1", "sent 2", "sent 3"])
+    await smallConnection.disconnect()
+    await largeConnection.disconnect()
+    var smallSizes: [Int] = []
+    for try await value in smallValues { smallSizes.append(value.count) }
+    var largeSizes: [Int] = []
+    for try await value in largeValues { largeSizes.append(value.count) }
+    #expect(smallSizes == [1, 2, 3])
+    #expect(largeSizes == [1, 2, 3])
+    #expect(await model.hostView().connected.isEmpty)
+  }
+
   @Test func aNotificationWithoutSubscribersIsRefused() async throws {
     let (model, connection, _) = try await connectedCounter()
     try await connection.write(

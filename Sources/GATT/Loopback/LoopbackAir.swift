@@ -7,7 +7,9 @@ import Synchronization
 /// It behaves like ATT where tests can tell: the ATT MTU is the smaller of the
 /// two sides' preferred MTUs (23 by default), reads longer than ATT_MTU − 1
 /// continue at an offset, notifications and writes without response longer
-/// than ATT_MTU − 3 are refused, and a disconnect on either side is reported
+/// than ATT_MTU − 3 are refused, writes longer than a characteristic's
+/// `maximumLength` are refused with `invalidAttributeValueLength` (dropped,
+/// when without response), and a disconnect on either side is reported
 /// to the other. It is deterministic: every change of state happens in the
 /// order operations are issued, each model's callbacks run one at a time in
 /// that order, and notifications reach each stream in the order they were sent.

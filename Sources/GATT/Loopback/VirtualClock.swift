@@ -12,6 +12,8 @@ import Synchronization
 /// the clock again (it ends, or waits for something else) is given
 /// `settleLimit` of wall time before time moves on. A sleeping task that is
 /// cancelled throws `CancellationError` at once and is removed.
+///
+/// Move time from one task at a time (the test's); any number of tasks may sleep.
 public final class VirtualClock: Clock, Sendable {
   /// A point in virtual time: the time since the clock's origin.
   public struct Instant: InstantProtocol, CustomStringConvertible {
