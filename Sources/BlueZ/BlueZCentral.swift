@@ -43,6 +43,7 @@ public struct BlueZCentral: CentralLink {
     }
     var devices: [ObjectPath: [String: DBusValue]] = [:]
     var reported: Set<ObjectPath> = []
+    await forgetStaleDevices(adapterObject)
     func consider(_ path: ObjectPath) {
       guard !reported.contains(path), let properties = devices[path], properties["RSSI"] != nil,
         let address = properties["Address"]?.string
@@ -85,6 +86,21 @@ public struct BlueZCentral: CentralLink {
     // The scan's task is cancelled by now, and a cancelled task's calls are
     // cancelled too: stop discovery from a task of its own.
     await Task { _ = try? await adapterObject.call(BlueZ.adapterInterface, "StopDiscovery") }.value
+  }
+
+  /// BlueZ keeps what it learnt of a device (its name, its UUIDs, even its
+  /// GATT services once connected) after the device is gone, and a scan would
+  /// report that. Devices that are neither connected nor paired hold nothing
+  /// durable: forget them, so that a scan reports what is on air now.
+  private func forgetStaleDevices(_ adapterObject: DBusRemoteObject) async {
+    guard let objects = try? await DBusRemoteObject(connection: bus, destination: BlueZ.service, path: BlueZ.root).managedObjects()
+    else { return }
+    for (path, interfaces) in objects where path.isDescendant(of: adapter.path) {
+      guard let device = interfaces[BlueZ.deviceInterface], device["Connected"]?.bool == false,
+        device["Paired"]?.bool != true
+      else { continue }
+      _ = try? await adapterObject.call(BlueZ.adapterInterface, "RemoveDevice", [.objectPath(path)])
+    }
   }
 
   static func advertisement(from device: [String: DBusValue]) -> AdvertisementData {

@@ -131,6 +131,11 @@ public actor BlueZCentralConnection: CentralConnection {
     }
   }
 
+  /// Subscribes through `AcquireNotify` where BlueZ allows it: a socket on
+  /// which every notification is one packet, so none is lost or merged. (With
+  /// `StartNotify` each notification becomes a change of the `Value`
+  /// property, and BlueZ merges changes that come faster than it emits them.)
+  /// Falls back to `StartNotify`, e.g. for characteristics that only indicate.
   public func notifications(of characteristic: CharacteristicAddress) async throws(GATTError)
     -> AsyncThrowingStream<[UInt8], any Error>
   {
@@ -139,13 +144,31 @@ public actor BlueZCentralConnection: CentralConnection {
       throw GATTError(.notSupported, "\(characteristic) neither notifies nor indicates")
     }
     let (stream, continuation) = AsyncThrowingStream<[UInt8], any Error>.makeStream()
+    let id = nextSink
+    nextSink += 1
     do {
+      if properties.contains(.notify),
+        let acquired = try? await object.call(BlueZ.gattCharacteristicInterface, "AcquireNotify", [.properties([:])]),
+        case .unixFD(let fd)? = acquired.first
+      {
+        if let mtu = acquired.last?.int { currentMTU = max(currentMTU, mtu) }
+        notificationSinks[id] = continuation
+        let socket = NotificationSocket(fd: fd, mtu: max(currentMTU, 23)) { event in
+          switch event {
+          case .packet(let bytes): continuation.yield(bytes)
+          case .closed: Task { await self.socketClosed(id, characteristic) }
+          }
+        }
+        continuation.onTermination = { [weak self] _ in
+          socket.close()
+          Task { await self?.unsubscribe(id, nil) }
+        }
+        return stream
+      }
       let values = try await bus.signals(
         matching: DBusMatchRule(
           sender: BlueZ.service, interface: BlueZ.propertiesInterface, member: "PropertiesChanged", path: object.path))
       _ = try await object.call(BlueZ.gattCharacteristicInterface, "StartNotify")
-      let id = nextSink
-      nextSink += 1
       notificationSinks[id] = continuation
       let forward = Task {
         do {
@@ -164,8 +187,20 @@ public actor BlueZCentralConnection: CentralConnection {
     return stream
   }
 
-  private func unsubscribe(_ id: Int, _ object: DBusRemoteObject) async {
-    guard notificationSinks.removeValue(forKey: id) != nil, reason == nil else { return }
+  /// BlueZ closed a notification socket: the link went down, or BlueZ gave up the subscription.
+  private func socketClosed(_ id: Int, _ characteristic: CharacteristicAddress) async {
+    guard let sink = notificationSinks[id] else { return }
+    if reason == nil, (try? await device.property(BlueZ.deviceInterface, "Connected").bool) == false {
+      ended()
+      return
+    }
+    guard reason == nil else { return }
+    notificationSinks[id] = nil
+    sink.finish(throwing: GATTError(.failed, "BlueZ ended the notifications of \(characteristic)"))
+  }
+
+  private func unsubscribe(_ id: Int, _ object: DBusRemoteObject?) async {
+    guard notificationSinks.removeValue(forKey: id) != nil, reason == nil, let object else { return }
     _ = try? await object.call(BlueZ.gattCharacteristicInterface, "StopNotify")
   }
 

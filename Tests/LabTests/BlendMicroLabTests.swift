@@ -13,16 +13,13 @@ extension LabTests {
     @Test(.timeLimit(.minutes(3)))
     func tenSecondsOfECGWithNoGapAndTheRightHeartRate() async throws {
       let ecg = SyntheticECG(sampleRate: 50, heartRate: 72, noise: 0.01, seed: 3)
-      let (peripheralBus, hci0) = try await Lab.adapter(0)
-      let hosted = try await BlueZPeripheral.host(
-        BlendMicro(ecg: ecg), on: hci0, bus: peripheralBus, name: "blend0")
-      let (centralBus, hci1) = try await Lab.adapter(1)
-      let client = BlendMicroClient(link: BlueZCentral(adapter: hci1, bus: centralBus))
+      try await LabSession.run { lab in
+      _ = try await lab.host(BlendMicro(ecg: ecg), on: 0, name: "blend0")
+      let client = try await lab.blendMicroClient(on: 1)
       let found = try await client.connect(timeout: .seconds(60))
-      #expect(found.id.rawValue == hci0.address)
-      let readings = try await client.readings()
+      #expect(found.name == "BlendMicro")
       var samples: [ECGSample] = []
-      for try await reading in readings {
+      for try await reading in try await client.readings() {
         guard case .sample(let sample) = reading else {
           Issue.record("malformed notification: \(reading)")
           continue
@@ -34,15 +31,11 @@ extension LabTests {
       let expected = ecg.samples(0..<samples.count).map { Double(SyntheticECG.text($0))! }
       #expect(samples.map(\.amplitude) == expected)
       let analysis = HeartRateAnalysis(
-        times: samples.indices.map { Double($0) / ecg.sampleRate },
-        amplitudes: samples.map(\.amplitude))
+        times: samples.indices.map { Double($0) / ecg.sampleRate }, amplitudes: samples.map(\.amplitude))
       let rate = try #require(analysis.heartRate)
       #expect(abs(rate - 72) <= 2, "heart rate \(rate)")
       print("lab: \(samples.count) samples in \(samples.last!.time), heart rate \(rate)")
-      await client.disconnect()
-      await hosted.stop()
-      await peripheralBus.close()
-      await centralBus.close()
+    }
     }
   }
 }
