@@ -29,6 +29,8 @@ public struct BlueZCentral: CentralLink {
     do {
       adapterObject = try DBusRemoteObject(connection: bus, destination: BlueZ.service, path: adapter.path)
       signals = try await bus.signals(matching: DBusMatchRule(sender: BlueZ.service))
+      // Before discovery starts: afterwards it would forget what it finds.
+      await forgetStaleDevices(adapterObject)
       var options: [String: DBusValue] = ["Transport": .string("le"), "DuplicateData": .boolean(false)]
       if !filter.serviceUUIDs.isEmpty { options["UUIDs"] = .strings(filter.serviceUUIDs.map(\.uuidString)) }
       if let prefix = filter.namePrefix { options["Pattern"] = .string(prefix) }
@@ -43,7 +45,6 @@ public struct BlueZCentral: CentralLink {
     }
     var devices: [ObjectPath: [String: DBusValue]] = [:]
     var reported: Set<ObjectPath> = []
-    await forgetStaleDevices(adapterObject)
     func consider(_ path: ObjectPath) {
       guard !reported.contains(path), let properties = devices[path], properties["RSSI"] != nil,
         let address = properties["Address"]?.string

@@ -155,6 +155,14 @@ public actor BlueZPeripheral: PeripheralHost {
     let type: WriteType = options["type"]?.string == "command" ? .withoutResponse : .withResponse
     let central = central(from: options) ?? CentralID("unknown")
     let mtu = options["mtu"]?.int
+    // Refused before the model sees them, as ATT would: long writes (BlueZ
+    // delivers them with an offset) and values over the maximum length.
+    let maximum = model.profile.characteristic(at: address)?.maximumLength
+    if options["offset"]?.int ?? 0 != 0 || maximum.map({ value.count > $0 }) == true {
+      let error: ATTError = options["offset"]?.int ?? 0 != 0 ? .invalidOffset : .invalidAttributeValueLength
+      Task { await reply.fail(BlueZError.serverReply(for: error)) }
+      return
+    }
     // The event is yielded before any await so that writes keep their order;
     // the connection bookkeeping for a central seen here first follows it.
     events.yield(.write(address, value, type, central, reply))
@@ -260,7 +268,11 @@ public actor BlueZPeripheral: PeripheralHost {
     guard let index = connected.firstIndex(of: central) else { return }
     connected.remove(at: index)
     mtus[central] = nil
-    for (address, centrals) in subscribed { subscribed[address] = centrals.filter { $0 != central } }
+    // Its subscriptions end first, as on the loopback.
+    for (address, centrals) in subscribed.sorted(by: { $0.key < $1.key }) where centrals.contains(central) {
+      subscribed[address] = centrals.filter { $0 != central }
+      events.yield(.subscription(address, central, false))
+    }
     let reason: DisconnectReason = disconnecting.remove(central) != nil ? .local : .remote
     events.yield(.disconnected(central, reason))
   }
