@@ -28,7 +28,7 @@ let package = Package(
     // BlueZ over D-Bus, both roles: implements the GATT seams.
     .target(name: "BlueZ", dependencies: ["DBus", "GATT"]),
     // Emulated devices: transport-neutral, on the GATT seam only.
-    .target(name: "BlendMicro", dependencies: ["GATT"], path: "Peripherals/BlendMicro"),
+    .target(name: "BlendMicro", dependencies: ["GATT"], path: "Peripherals/BlendMicro", exclude: ["README.md"]),
     // Client stacks, shaped like the vendors' apps and SDKs.
     .target(name: "BlendMicroClient", dependencies: ["GATT"], path: "Sources/Clients/BlendMicroClient"),
     .executableTarget(
@@ -41,12 +41,6 @@ let package = Package(
         "BlendMicroClient",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
-    ),
-    // Benchmarks that print figures beside a peer's (ci/bench runs them).
-    .executableTarget(
-      name: "doppel-bench",
-      dependencies: ["DBus"],
-      path: "Benchmarks/doppel-bench"
     ),
     .testTarget(name: "DBusTests", dependencies: ["DBus"]),
     .testTarget(name: "GATTTests", dependencies: ["GATT"]),
