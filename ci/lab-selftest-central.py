@@ -70,7 +70,9 @@ async def run(args):
             connected = time.monotonic() - started
             value = bytes(await client.read_gatt_char(args.char_uuid))
     except Exception as error:  # any failure to connect or read is the test's answer
-        return result("gatt-read", False, f"{type(error).__name__}: {error}")
+        return result("gatt-read", False,
+                      f"{type(error).__name__}: {error} (after {time.monotonic() - started:.1f} s, "
+                      f"connect timeout {args.connect_timeout:.0f} s)")
     if value != expected:
         return result("gatt-read", False, f"read {value.hex()}, expected {expected.hex()}")
     return result("gatt-read", True,
@@ -85,7 +87,7 @@ def main():
     parser.add_argument("char_uuid")
     parser.add_argument("value_hex")
     parser.add_argument("--scan-timeout", type=float, default=60.0)
-    parser.add_argument("--connect-timeout", type=float, default=30.0)
+    parser.add_argument("--connect-timeout", type=float, default=60.0)
     args = parser.parse_args()
     return 0 if asyncio.run(run(args)) else 1
 
