@@ -42,6 +42,12 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
+    // The notification benchmark (ci/bench-notify runs it in the lab).
+    .executableTarget(
+      name: "doppel-notify-bench",
+      dependencies: ["BlueZ", "DBus", "GATT", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+      path: "Benchmarks/notify-bench"
+    ),
     .testTarget(name: "DBusTests", dependencies: ["DBus"]),
     .testTarget(name: "GATTTests", dependencies: ["GATT"]),
     .testTarget(name: "BlendMicroTests", dependencies: ["BlendMicro", "BlendMicroClient", "GATT"]),

@@ -1,0 +1,71 @@
+import ArgumentParser
+import BlueZ
+import DBus
+import GATT
+
+/// `doppel-notify-bench`: the two halves of the notification benchmark.
+@main
+struct NotifyBenchmark: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "doppel-notify-bench",
+    abstract: "Notification throughput and latency through BlueZ (run by ci/bench-notify inside ci/lab).",
+    subcommands: [Serve.self, Receive.self])
+
+  /// Hosts the timestamp peripheral.
+  struct Serve: AsyncParsableCommand {
+    @Option(help: "Adapter to host on.") var adapter = "hci0"
+    @Option(help: "Notification interval in microseconds.") var intervalUs = 1000
+    @Option(help: "Seconds to serve.") var seconds = 30.0
+
+    func run() async throws {
+      let bus = try await DBusConnection.connect(to: .system)
+      let adapter = try await BluetoothAdapter.find(self.adapter, on: bus)
+      let model = TimestampPeripheral(interval: .microseconds(intervalUs))
+      let hosted = try await BlueZPeripheral.host(model, on: adapter, bus: bus, name: "bench")
+      print("serving on \(adapter)", terminator: "\n")
+      try await Task.sleep(for: .seconds(seconds))
+      await hosted.stop()
+      print("sent \(await model.sent)")
+      await bus.close()
+    }
+  }
+
+  /// Connects, subscribes, and measures.
+  struct Receive: AsyncParsableCommand {
+    @Option(help: "Adapter the client uses.") var adapter = "hci1"
+    @Option(help: "Seconds to measure, after the first notification.") var seconds = 10.0
+    @Option(help: "Label for the output lines.") var label = "doppel"
+
+    func run() async throws {
+      let bus = try await DBusConnection.connect(to: .system)
+      let adapter = try await BluetoothAdapter.find(self.adapter, on: bus)
+      let central = BlueZCentral(adapter: adapter, bus: bus)
+      var scan = central.scan(filter: ScanFilter(serviceUUIDs: [TimestampPeripheral.service])).makeAsyncIterator()
+      guard let found = await scan.next() else { throw ValidationError("no benchmark peripheral found") }
+      let connection = try await central.connect(found.id, timeout: .seconds(60))
+      var latencies: [UInt64] = []
+      var malformed = 0
+      var first: UInt64?
+      for try await value in try await connection.notifications(of: TimestampPeripheral.stamp) {
+        let now = MonotonicTime.microseconds()
+        guard let sent = UInt64(String(decoding: value, as: UTF8.self)), sent <= now else {
+          malformed += 1
+          continue
+        }
+        if first == nil { first = now }
+        latencies.append(now - sent)
+        if Double(now - first!) >= seconds * 1_000_000 { break }
+      }
+      await connection.disconnect()
+      await bus.close()
+      let sorted = latencies.sorted()
+      func percentile(_ p: Double) -> Double {
+        sorted.isEmpty ? .nan : Double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]) / 1000
+      }
+      print("\(label).notifications_per_s \(String(format: "%.1f", Double(latencies.count) / seconds))")
+      print("\(label).latency_p50_ms \(String(format: "%.2f", percentile(0.50)))")
+      print("\(label).latency_p99_ms \(String(format: "%.2f", percentile(0.99)))")
+      print("\(label).malformed \(malformed)")
+    }
+  }
+}

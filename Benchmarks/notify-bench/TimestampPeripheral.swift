@@ -1,0 +1,46 @@
+import GATT
+
+/// The benchmark's device: while a central is subscribed, notifies the send
+/// time (`CLOCK_MONOTONIC` µs, as decimal text) on a drift-free schedule.
+actor TimestampPeripheral: PeripheralModel {
+  static let service: BluetoothUUID = "0000b0b0-0000-1000-8000-00805f9b34fb"
+  static let stamp = CharacteristicAddress(service: service, characteristic: "0000b0b1-0000-1000-8000-00805f9b34fb")
+
+  nonisolated let profile = try! GATTProfile([
+    ServiceDefinition(
+      service, name: "Benchmark",
+      characteristics: [CharacteristicDefinition(stamp.characteristic, name: "Send time", properties: [.notify])])
+  ])
+  nonisolated let advertisement = AdvertisementData(localName: "DoppelBench", serviceUUIDs: [service])
+  let interval: Duration
+  private var host: (any PeripheralHost)?
+  private var task: Task<Void, Never>?
+  private(set) var sent = 0
+
+  init(interval: Duration) { self.interval = interval }
+
+  func start(host: any PeripheralHost) async { self.host = host }
+  func stop() async { task?.cancel() }
+
+  func subscriptionChanged(characteristic: CharacteristicAddress, central: CentralID, subscribed: Bool) async {
+    task?.cancel()
+    task = nil
+    guard subscribed, let host else { return }
+    task = Task { await Self.stream(host, clock: host.clock, interval: interval, model: self) }
+  }
+
+  private func count() { sent += 1 }
+
+  private static func stream<C: Clock<Duration>>(
+    _ host: any PeripheralHost, clock: C, interval: Duration, model: TimestampPeripheral
+  ) async {
+    let start = clock.now
+    var n = 0
+    while !Task.isCancelled {
+      n += 1
+      do { try await clock.sleep(until: start.advanced(by: interval * n), tolerance: nil) } catch { return }
+      let text = String(MonotonicTime.microseconds())
+      if (try? await host.notify(Array(text.utf8), characteristic: stamp)) != nil { await model.count() }
+    }
+  }
+}
