@@ -39,7 +39,8 @@ public actor BlendMicro: PeripheralModel {
       ServiceDefinition(
         Self.uartService, name: "UART",
         characteristics: [
-          CharacteristicDefinition(Self.uartTX, name: "UART TX", properties: [.notify], maximumLength: Self.maximumPayload),
+          CharacteristicDefinition(
+            Self.uartTX, name: "UART TX", properties: [.notify], maximumLength: Self.maximumPayload),
           CharacteristicDefinition(
             Self.uartRX, name: "UART RX", properties: [.writeWithoutResponse], maximumLength: Self.maximumPayload),
         ]),
@@ -47,7 +48,8 @@ public actor BlendMicro: PeripheralModel {
         BluetoothUUID(0x180A), name: "Device Information",
         characteristics: [
           CharacteristicDefinition(
-            BluetoothUUID(0x2A27), name: "Hardware Revision", properties: [.read], initialValue: Array("Blend Micro 1.0".utf8))
+            BluetoothUUID(0x2A27), name: "Hardware Revision", properties: [.read],
+            initialValue: Array("Blend Micro 1.0".utf8))
         ]),
     ])
   }

@@ -53,9 +53,12 @@ public struct BlueZCentral: CentralLink {
       guard filter.matches(advertisement) else { return }
       reported.insert(path)
       continuation.yield(
-        DiscoveredPeripheral(id: PeripheralID(address), rssi: properties["RSSI"]?.int ?? 0, advertisement: advertisement))
+        DiscoveredPeripheral(
+          id: PeripheralID(address), rssi: properties["RSSI"]?.int ?? 0, advertisement: advertisement))
     }
-    if let objects = try? await DBusRemoteObject(connection: bus, destination: BlueZ.service, path: BlueZ.root).managedObjects() {
+    if let objects = try? await DBusRemoteObject(connection: bus, destination: BlueZ.service, path: BlueZ.root)
+      .managedObjects()
+    {
       for (path, interfaces) in objects.sorted(by: { $0.key < $1.key }) where path.isDescendant(of: adapter.path) {
         if let device = interfaces[BlueZ.deviceInterface] {
           devices[path] = device
@@ -94,7 +97,9 @@ public struct BlueZCentral: CentralLink {
   /// report that. Devices that are neither connected nor paired hold nothing
   /// durable: forget them, so that a scan reports what is on air now.
   private func forgetStaleDevices(_ adapterObject: DBusRemoteObject) async {
-    guard let objects = try? await DBusRemoteObject(connection: bus, destination: BlueZ.service, path: BlueZ.root).managedObjects()
+    guard
+      let objects = try? await DBusRemoteObject(connection: bus, destination: BlueZ.service, path: BlueZ.root)
+        .managedObjects()
     else { return }
     for (path, interfaces) in objects where path.isDescendant(of: adapter.path) {
       guard let device = interfaces[BlueZ.deviceInterface], device["Connected"]?.bool == false,
@@ -127,7 +132,8 @@ public struct BlueZCentral: CentralLink {
       let path = try adapter.devicePath(for: peripheral.rawValue)
       let device = try DBusRemoteObject(connection: bus, destination: BlueZ.service, path: path)
       let changes = try await bus.signals(
-        matching: DBusMatchRule(sender: BlueZ.service, interface: BlueZ.propertiesInterface, member: "PropertiesChanged", path: path))
+        matching: DBusMatchRule(
+          sender: BlueZ.service, interface: BlueZ.propertiesInterface, member: "PropertiesChanged", path: path))
       do {
         _ = try await device.property(BlueZ.deviceInterface, "Address")
       } catch {

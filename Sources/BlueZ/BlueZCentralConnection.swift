@@ -49,7 +49,8 @@ public actor BlueZCentralConnection: CentralConnection {
   }
 
   private func loadServices() async throws {
-    let objects = try await DBusRemoteObject(connection: bus, destination: BlueZ.service, path: BlueZ.root).managedObjects()
+    let objects = try await DBusRemoteObject(connection: bus, destination: BlueZ.service, path: BlueZ.root)
+      .managedObjects()
     var found: [ObjectPath: (uuid: BluetoothUUID, primary: Bool)] = [:]
     for (path, interfaces) in objects where path.isDescendant(of: device.path) {
       if let service = interfaces[BlueZ.gattServiceInterface], let uuid = service["UUID"]?.string {
@@ -108,17 +109,22 @@ public actor BlueZCentralConnection: CentralConnection {
     let (object, properties) = try lookup(characteristic)
     guard properties.contains(.read) else { throw GATTError(.notSupported, "\(characteristic) cannot be read") }
     do {
-      return try await object.call(BlueZ.gattCharacteristicInterface, "ReadValue", [.properties([:])]).first?.bytes ?? []
+      return try await object.call(BlueZ.gattCharacteristicInterface, "ReadValue", [.properties([:])]).first?.bytes
+        ?? []
     } catch {
       throw failure(error, "reading \(characteristic)")
     }
   }
 
-  public func write(_ value: [UInt8], to characteristic: CharacteristicAddress, type: WriteType) async throws(GATTError) {
+  public func write(_ value: [UInt8], to characteristic: CharacteristicAddress, type: WriteType) async throws(GATTError)
+  {
     let (object, properties) = try lookup(characteristic)
     let needed: CharacteristicProperties = type == .withResponse ? .write : .writeWithoutResponse
     guard properties.contains(needed) else {
-      throw GATTError(.notSupported, "\(characteristic) does not allow \(type == .withResponse ? "writes with response" : "writes without response")")
+      throw GATTError(
+        .notSupported,
+        "\(characteristic) does not allow \(type == .withResponse ? "writes with response" : "writes without response")"
+      )
     }
     if type == .withoutResponse, value.count > currentMTU - 3 {
       throw GATTError(.valueTooLong, "\(value.count) bytes do not fit ATT_MTU − 3 = \(currentMTU - 3)")

@@ -81,7 +81,9 @@ public struct BlueZError: Error, Hashable, Sendable, CustomStringConvertible {
     if error is CancellationError { return GATTError(.cancelled, "\(what): cancelled") }
     guard let dbus = error as? DBusError else { return GATTError(.failed, "\(what): \(error)") }
     guard let bluez = BlueZError(dbus) else {
-      if dbus.name == DBusError.Name.noReply { return GATTError(.timeout, "\(what): BlueZ did not answer (\(dbus.message))") }
+      if dbus.name == DBusError.Name.noReply {
+        return GATTError(.timeout, "\(what): BlueZ did not answer (\(dbus.message))")
+      }
       if dbus.name == DBusError.Name.unknownObject { return GATTError(.notFound, "\(what): \(dbus.message)") }
       return GATTError(.failed, "\(what): \(dbus)")
     }

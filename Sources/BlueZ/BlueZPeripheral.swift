@@ -66,7 +66,8 @@ public actor BlueZPeripheral: PeripheralHost {
     try await objects.export(on: bus) { address in self.methods(for: address) }
     let manager = try DBusRemoteObject(connection: bus, destination: BlueZ.service, path: adapter.path)
     do {
-      _ = try await manager.call(BlueZ.gattManagerInterface, "RegisterApplication", [.objectPath(objects.root), .properties([:])])
+      _ = try await manager.call(
+        BlueZ.gattManagerInterface, "RegisterApplication", [.objectPath(objects.root), .properties([:])])
       try await advertisement.export(on: bus) { _ in [] }
       _ = try await manager.call(
         BlueZ.advertisingManagerInterface, "RegisterAdvertisement", [.objectPath(advertisement.path), .properties([:])])
@@ -83,7 +84,8 @@ public actor BlueZPeripheral: PeripheralHost {
     guard isRunning else { return }
     isRunning = false
     if let manager = try? DBusRemoteObject(connection: bus, destination: BlueZ.service, path: adapter.path) {
-      _ = try? await manager.call(BlueZ.advertisingManagerInterface, "UnregisterAdvertisement", [.objectPath(advertisement.path)])
+      _ = try? await manager.call(
+        BlueZ.advertisingManagerInterface, "UnregisterAdvertisement", [.objectPath(advertisement.path)])
       _ = try? await manager.call(BlueZ.gattManagerInterface, "UnregisterApplication", [.objectPath(objects.root)])
     }
     try? await bus.unexport(advertisement.path)
@@ -92,7 +94,7 @@ public actor BlueZPeripheral: PeripheralHost {
     events.finish()
     await eventTask?.value
     await model.stop()
-    for waiters in confirmations.values { waiters.forEach { $0.resume() } }
+    for waiter in confirmations.values.joined() { waiter.resume() }
     confirmations.removeAll()
   }
 
@@ -193,7 +195,8 @@ public actor BlueZPeripheral: PeripheralHost {
     for central in after where !before.contains(central) { events.yield(.subscription(address, central, true)) }
     for central in before where !after.contains(central) { events.yield(.subscription(address, central, false)) }
     if let path = objects.characteristicPaths[address] {
-      try? await bus.updateProperties(at: path, interface: BlueZ.gattCharacteristicInterface, ["Notifying": .boolean(on)])
+      try? await bus.updateProperties(
+        at: path, interface: BlueZ.gattCharacteristicInterface, ["Notifying": .boolean(on)])
     }
     await reply.send()
   }
@@ -250,7 +253,9 @@ public actor BlueZPeripheral: PeripheralHost {
   }
 
   private func refreshConnectedCentrals() async {
-    guard let objects = try? await DBusRemoteObject(connection: bus, destination: BlueZ.service, path: BlueZ.root).managedObjects()
+    guard
+      let objects = try? await DBusRemoteObject(connection: bus, destination: BlueZ.service, path: BlueZ.root)
+        .managedObjects()
     else { return }
     for (path, interfaces) in objects.sorted(by: { $0.key < $1.key })
     where path.isDescendant(of: adapter.path) && interfaces[BlueZ.deviceInterface]?["Connected"]?.bool == true {
@@ -296,7 +301,8 @@ public actor BlueZPeripheral: PeripheralHost {
   private func send(_ value: [UInt8], _ address: CharacteristicAddress, needing property: CharacteristicProperties)
     async throws(GATTError)
   {
-    guard let definition = model.profile.characteristic(at: address), let path = objects.characteristicPaths[address] else {
+    guard let definition = model.profile.characteristic(at: address), let path = objects.characteristicPaths[address]
+    else {
       throw GATTError(.notFound, "no characteristic \(address) in the profile")
     }
     guard definition.properties.contains(property) else {

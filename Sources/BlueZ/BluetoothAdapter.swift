@@ -15,7 +15,8 @@ public struct BluetoothAdapter: Sendable, Hashable, CustomStringConvertible {
 
   /// Every adapter BlueZ knows, sorted by name.
   public static func all(on bus: DBusConnection) async throws -> [BluetoothAdapter] {
-    let objects = try await DBusRemoteObject(connection: bus, destination: BlueZ.service, path: BlueZ.root).managedObjects()
+    let objects = try await DBusRemoteObject(connection: bus, destination: BlueZ.service, path: BlueZ.root)
+      .managedObjects()
     return objects.compactMap { path, interfaces in
       guard let adapter = interfaces[BlueZ.adapterInterface] else { return nil }
       return BluetoothAdapter(

@@ -9,7 +9,8 @@ struct GATTApplicationObjects: Sendable {
   /// Each characteristic's object path, by address.
   let characteristicPaths: [CharacteristicAddress: ObjectPath]
   /// Each service's object path and its characteristic paths, in profile order.
-  let layout: [(service: ObjectPath, definition: ServiceDefinition, characteristics: [(ObjectPath, CharacteristicDefinition)])]
+  let layout:
+    [(service: ObjectPath, definition: ServiceDefinition, characteristics: [(ObjectPath, CharacteristicDefinition)])]
 
   init(root: ObjectPath, profile: GATTProfile) throws {
     self.root = root
@@ -39,7 +40,8 @@ struct GATTApplicationObjects: Sendable {
   }
 
   /// Exports every object (object manager first, so BlueZ sees them all).
-  func export(on bus: DBusConnection, methods: @Sendable (CharacteristicAddress) -> CharacteristicMethods) async throws {
+  func export(on bus: DBusConnection, methods: @Sendable (CharacteristicAddress) -> CharacteristicMethods) async throws
+  {
     await bus.exportObjectManager(at: root)
     for (servicePath, service, characteristics) in layout {
       try await bus.export(

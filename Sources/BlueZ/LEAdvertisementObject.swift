@@ -25,14 +25,18 @@ struct LEAdvertisementObject: Sendable {
         "ManufacturerData",
         .dictionary(
           key: .uint16, value: .variant,
-          data.manufacturerData.sorted { $0.key < $1.key }.map { DBusDictionaryEntry(.uint16($0.key), .variant(.bytes($0.value))) }))
+          data.manufacturerData.sorted { $0.key < $1.key }.map {
+            DBusDictionaryEntry(.uint16($0.key), .variant(.bytes($0.value)))
+          }))
     }
     if !data.serviceData.isEmpty {
       add(
         "ServiceData",
         .dictionary(
           key: .string, value: .variant,
-          data.serviceData.sorted { $0.key < $1.key }.map { DBusDictionaryEntry(.string($0.key.uuidString), .variant(.bytes($0.value))) }))
+          data.serviceData.sorted { $0.key < $1.key }.map {
+            DBusDictionaryEntry(.string($0.key.uuidString), .variant(.bytes($0.value)))
+          }))
     }
     if let appearance = data.appearance { add("Appearance", .uint16(appearance)) }
     if data.txPowerLevel != nil { add("Includes", .strings(["tx-power"])) }

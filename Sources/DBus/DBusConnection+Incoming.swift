@@ -85,7 +85,8 @@ extension DBusConnection {
       receivePropertiesCall(call, path: path, member: member)
     case DBusObjectTree.objectManagerInterface where member == "GetManagedObjects":
       guard tree.objectManagers.contains(path) else {
-        return reply(call, .failure(DBusError(name: DBusError.Name.unknownInterface, message: "\(path) is no object manager")))
+        return reply(
+          call, .failure(DBusError(name: DBusError.Name.unknownInterface, message: "\(path) is no object manager")))
       }
       reply(call, .success([tree.managedObjects(below: path)]))
     default:
@@ -97,9 +98,16 @@ extension DBusConnection {
       }
       guard let method = tree.method(at: path, interface: call.interface, member: member) else {
         if let interface = call.interface, tree.entry(path, interface) == nil {
-          return reply(call, .failure(DBusError(name: DBusError.Name.unknownInterface, message: "no interface \(interface) at \(path)")))
+          return reply(
+            call,
+            .failure(DBusError(name: DBusError.Name.unknownInterface, message: "no interface \(interface) at \(path)")))
         }
-        return reply(call, .failure(DBusError(name: DBusError.Name.unknownMethod, message: "no method \(call.interface.map { $0 + "." } ?? "")\(member) at \(path)")))
+        return reply(
+          call,
+          .failure(
+            DBusError(
+              name: DBusError.Name.unknownMethod,
+              message: "no method \(call.interface.map { $0 + "." } ?? "")\(member) at \(path)")))
       }
       let signature = call.signature
       guard signature == method.input else {
@@ -141,7 +149,8 @@ extension DBusConnection {
       guard tree.isExported(path) else { return .failure(unknownObject(path)) }
       guard case .string(let interface)? = name else { return .failure(.invalidArgs("expected an interface name")) }
       guard let entry = tree.entry(path, interface) else {
-        return .failure(DBusError(name: DBusError.Name.unknownInterface, message: "no interface \(interface) at \(path)"))
+        return .failure(
+          DBusError(name: DBusError.Name.unknownInterface, message: "no interface \(interface) at \(path)"))
       }
       return .success(entry)
     }
@@ -153,7 +162,9 @@ extension DBusConnection {
         call,
         entry(arguments.first).flatMap { entry in
           guard case .string(let name) = arguments[1], let property = entry.interface.property(named: name) else {
-            return .failure(DBusError(name: DBusError.Name.unknownProperty, message: "no property \(arguments[1].string ?? "") at \(path)"))
+            return .failure(
+              DBusError(
+                name: DBusError.Name.unknownProperty, message: "no property \(arguments[1].string ?? "") at \(path)"))
           }
           guard property.access != .write, let value = entry.values[name] else {
             return .failure(DBusError(name: DBusError.Name.accessDenied, message: "property \(name) is write-only"))
@@ -164,13 +175,20 @@ extension DBusConnection {
       let found = entry(arguments.first)
       guard case .success(let entry) = found else { return reply(call, found.map { _ in [] }) }
       guard case .string(let name) = arguments[1], let property = entry.interface.property(named: name) else {
-        return reply(call, .failure(DBusError(name: DBusError.Name.unknownProperty, message: "no property \(arguments[1].string ?? "") at \(path)")))
+        return reply(
+          call,
+          .failure(
+            DBusError(
+              name: DBusError.Name.unknownProperty, message: "no property \(arguments[1].string ?? "") at \(path)")))
       }
       guard property.access != .read else {
-        return reply(call, .failure(DBusError(name: DBusError.Name.propertyReadOnly, message: "property \(name) is read-only")))
+        return reply(
+          call, .failure(DBusError(name: DBusError.Name.propertyReadOnly, message: "property \(name) is read-only")))
       }
       guard case .variant(let value) = arguments[2], value.type == property.type else {
-        return reply(call, .failure(.invalidArgs("property \(name) has type \(property.type), got \(arguments[2].unwrapped.type)")))
+        return reply(
+          call, .failure(.invalidArgs("property \(name) has type \(property.type), got \(arguments[2].unwrapped.type)"))
+        )
       }
       let interface = entry.interface.name
       Task {
@@ -185,7 +203,12 @@ extension DBusConnection {
         }
       }
     default:
-      reply(call, .failure(DBusError(name: DBusError.Name.unknownMethod, message: "no method \(DBusObjectTree.propertiesInterface).\(member)(\(call.signature))")))
+      reply(
+        call,
+        .failure(
+          DBusError(
+            name: DBusError.Name.unknownMethod,
+            message: "no method \(DBusObjectTree.propertiesInterface).\(member)(\(call.signature))")))
     }
   }
 }

@@ -48,7 +48,9 @@ public actor DBusConnection {
 
   /// Opens a connection to `bus` and registers on it (`Hello`).
   public static func connect(to bus: DBusBusAddress) async throws -> DBusConnection {
-    guard threadsInitialised else { throw DBusError(name: DBusError.Name.noMemory, message: "dbus_threads_init_default failed") }
+    guard threadsInitialised else {
+      throw DBusError(name: DBusError.Name.noMemory, message: "dbus_threads_init_default failed")
+    }
     let address = try bus.resolved()
     let executor = DBusQueueExecutor(label: "doppel.dbus")
     // Opening a local socket is quick, but it is still done on the queue that
@@ -65,7 +67,8 @@ public actor DBusConnection {
         } else {
           let name = error.name.map { String(cString: $0) } ?? DBusError.Name.failed
           let message = error.message.map { String(cString: $0) } ?? "cannot connect"
-          continuation.resume(returning: .failure(DBusError(name: name, message: "cannot connect to \(bus): \(message)")))
+          continuation.resume(
+            returning: .failure(DBusError(name: name, message: "cannot connect to \(bus): \(message)")))
         }
       }
     }
@@ -150,8 +153,10 @@ public actor DBusConnection {
   /// - Parameter timeout: how long to wait; `nil` for libdbus's default (25 s).
   public func send(_ call: DBusMessage, timeout: Duration?) async throws -> DBusMessage {
     guard isOpen else { throw DBusError.disconnected() }
-    try call.body.forEach { value throws(DBusError) in try value.validate() }
-    let milliseconds: Int32 = timeout.map { Int32(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) } ?? -1
+    for value in call.body { try value.validate() }
+    let milliseconds: Int32 =
+      timeout.map { Int32(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) }
+      ?? -1
     let reply = DBusPendingReply(queue: executor.queue)
     return try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { continuation in
@@ -197,14 +202,18 @@ public actor DBusConnection {
   public func emit(
     path: ObjectPath, interface: String, member: String, arguments: [DBusValue] = [], destination: String? = nil
   ) throws(DBusError) {
-    try send(DBusMessage.signal(path: path, interface: interface, member: member, body: arguments, destination: destination))
+    try send(
+      DBusMessage.signal(path: path, interface: interface, member: member, body: arguments, destination: destination))
   }
 
   // MARK: Names
 
   /// What `RequestName` answered.
   public enum NameRequestResult: UInt32, Sendable {
-    case primaryOwner = 1, inQueue = 2, exists = 3, alreadyOwner = 4
+    case primaryOwner = 1
+    case inQueue = 2
+    case exists = 3
+    case alreadyOwner = 4
   }
 
   /// Requests a well-known name; throws unless this connection owns it afterwards.
@@ -236,7 +245,8 @@ public actor DBusConnection {
   public func nameOwner(of name: String) async throws -> String? {
     do {
       let reply = try await call(
-        destination: "org.freedesktop.DBus", path: ObjectPath("/org/freedesktop/DBus"), interface: "org.freedesktop.DBus",
+        destination: "org.freedesktop.DBus", path: ObjectPath("/org/freedesktop/DBus"),
+        interface: "org.freedesktop.DBus",
         method: "GetNameOwner", arguments: [.string(name)])
       return reply.first?.string
     } catch let error as DBusError where error.name == DBusError.Name.nameHasNoOwner {

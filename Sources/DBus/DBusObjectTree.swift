@@ -150,7 +150,8 @@ struct DBusObjectTree: Sendable {
         xml += "</method>\n"
       }
       for property in interface.properties {
-        xml += "  <property name=\"\(property.name)\" type=\"\(xmlEscaped(property.type.signature))\" access=\"\(property.access.rawValue)\"/>\n"
+        xml +=
+          "  <property name=\"\(property.name)\" type=\"\(xmlEscaped(property.type.signature))\" access=\"\(property.access.rawValue)\"/>\n"
       }
       for signal in interface.signals {
         xml += "  <signal name=\"\(signal.name)\">"

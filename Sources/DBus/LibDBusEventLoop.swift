@@ -56,7 +56,7 @@ final class LibDBusEventLoop: @unchecked Sendable {
     dbus_connection_set_watch_functions(connection, nil, nil, nil, nil, nil)
     dbus_connection_set_timeout_functions(connection, nil, nil, nil, nil, nil)
     dbus_connection_set_dispatch_status_function(connection, nil, nil, nil)
-    for group in sources.values { group.forEach { $0.cancel() } }
+    for source in sources.values.joined() { source.cancel() }
     for timer in timers.values { timer.cancel() }
     sources.removeAll()
     timers.removeAll()
@@ -90,7 +90,7 @@ final class LibDBusEventLoop: @unchecked Sendable {
 
   private func remove(watch: OpaquePointer?) {
     guard let watch else { return }
-    sources.removeValue(forKey: watch)?.forEach { $0.cancel() }
+    for source in sources.removeValue(forKey: watch) ?? [] { source.cancel() }
   }
 
   private func toggle(watch: OpaquePointer?) {
@@ -99,7 +99,7 @@ final class LibDBusEventLoop: @unchecked Sendable {
   }
 
   private func rebuild(_ watch: OpaquePointer) {
-    sources.removeValue(forKey: watch)?.forEach { $0.cancel() }
+    for source in sources.removeValue(forKey: watch) ?? [] { source.cancel() }
     guard dbus_watch_get_enabled(watch) != 0, !stopped else { return }
     let fd = dbus_watch_get_unix_fd(watch)
     guard fd >= 0 else { return }
@@ -116,7 +116,7 @@ final class LibDBusEventLoop: @unchecked Sendable {
       group.append(source)
     }
     sources[watch] = group
-    group.forEach { $0.resume() }
+    for source in group { source.resume() }
   }
 
   private func handle(_ watch: OpaquePointer, _ condition: UInt32) {

@@ -35,7 +35,9 @@ enum LibDBusMessage {
     case .methodReturn:
       guard message.replySerial != nil else { throw .invalidArgs("a method return needs a reply serial") }
     }
-    guard let raw = dbus_message_new(type) else { throw DBusError(name: DBusError.Name.noMemory, message: "out of memory") }
+    guard let raw = dbus_message_new(type) else {
+      throw DBusError(name: DBusError.Name.noMemory, message: "out of memory")
+    }
     var ok = true
     if let path = message.path { ok = ok && path.rawValue.withCString { dbus_message_set_path(raw, $0) } != 0 }
     if let v = message.interface { ok = ok && v.withCString { dbus_message_set_interface(raw, $0) } != 0 }
@@ -126,7 +128,9 @@ enum LibDBusMessage {
     DBusError(name: DBusError.Name.noMemory, message: "out of memory appending a value")
   }
 
-  private static func appendBasic<T: BitwiseCopyable>(_ iter: inout DBusMessageIter, _ code: Int32, _ value: T) throws(DBusError) {
+  private static func appendBasic<T: BitwiseCopyable>(_ iter: inout DBusMessageIter, _ code: Int32, _ value: T)
+    throws(DBusError)
+  {
     var copy = value
     guard dbus_message_iter_append_basic(&iter, code, &copy) != 0 else { throw outOfMemory() }
   }
@@ -187,7 +191,8 @@ enum LibDBusMessage {
         guard ok != 0 else { throw outOfMemory() }
       }
     case .array(let element, let items):
-      try withContainer(&iter, DBusTypeCode.array, element.signature) { (sub: inout DBusMessageIter) throws(DBusError) in
+      try withContainer(&iter, DBusTypeCode.array, element.signature) {
+        (sub: inout DBusMessageIter) throws(DBusError) in
         for item in items { try append(item, to: &sub) }
       }
     case .dictionary(let key, let valueType, let entries):
@@ -205,7 +210,8 @@ enum LibDBusMessage {
         for field in fields { try append(field, to: &sub) }
       }
     case .variant(let inner):
-      try withContainer(&iter, DBusTypeCode.variant, inner.type.signature) { (sub: inout DBusMessageIter) throws(DBusError) in
+      try withContainer(&iter, DBusTypeCode.variant, inner.type.signature) {
+        (sub: inout DBusMessageIter) throws(DBusError) in
         try append(inner, to: &sub)
       }
     }

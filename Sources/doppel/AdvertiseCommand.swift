@@ -23,7 +23,8 @@ struct AdvertiseCommand: AsyncParsableCommand {
     let bus = try await DBusConnection.connect(to: .system)
     let adapter = try await BluetoothAdapter.find(self.adapter, on: bus)
     try await adapter.powerOn(on: bus)
-    let peripheral = try await BlueZPeripheral.host(entry.make(device.configuration), on: adapter, bus: bus, name: "advertise0")
+    let peripheral = try await BlueZPeripheral.host(
+      entry.make(device.configuration), on: adapter, bus: bus, name: "advertise0")
     let name = peripheral.model.advertisement.localName ?? model
     print("hosting \(model) as \"\(name)\" on \(adapter); Ctrl-C stops")
     await Interruption.wait(upTo: duration)

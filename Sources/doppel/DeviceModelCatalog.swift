@@ -65,8 +65,12 @@ struct DeviceOptions: ParsableArguments {
   }
 
   func validate() throws {
-    guard sampleRate > 0, sampleRate <= 1000 else { throw ValidationError("--sample-rate must be in (0, 1000], got \(sampleRate)") }
-    guard heartRate >= 20, heartRate <= 250 else { throw ValidationError("--heart-rate must be 20…250 bpm, got \(heartRate)") }
+    guard sampleRate > 0, sampleRate <= 1000 else {
+      throw ValidationError("--sample-rate must be in (0, 1000], got \(sampleRate)")
+    }
+    guard heartRate >= 20, heartRate <= 250 else {
+      throw ValidationError("--heart-rate must be 20…250 bpm, got \(heartRate)")
+    }
     guard noise >= 0 else { throw ValidationError("--noise must not be negative") }
     if let name, name.isEmpty || name.utf8.count > 29 { throw ValidationError("--name must be 1…29 bytes") }
   }

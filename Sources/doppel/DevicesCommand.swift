@@ -11,11 +11,15 @@ struct DevicesCommand: ParsableCommand {
       let model = entry.make(DeviceConfiguration())
       print("\(entry.name): \(entry.summary)")
       let advertisement = model.advertisement
-      print("  advertises: \(advertisement.localName ?? "(no name)") \(advertisement.serviceUUIDs.map(\.uuidString).joined(separator: " "))")
+      print(
+        "  advertises: \(advertisement.localName ?? "(no name)") \(advertisement.serviceUUIDs.map(\.uuidString).joined(separator: " "))"
+      )
       for service in model.profile.services {
         print("  service \(service.uuid.uuidString)\(service.name.map { " (\($0))" } ?? "")")
         for characteristic in service.characteristics {
-          print("    characteristic \(characteristic.uuid.uuidString) (\(characteristic.name)) [\(characteristic.properties.bluezFlags.joined(separator: ", "))]")
+          print(
+            "    characteristic \(characteristic.uuid.uuidString) (\(characteristic.name)) [\(characteristic.properties.bluezFlags.joined(separator: ", "))]"
+          )
         }
       }
     }

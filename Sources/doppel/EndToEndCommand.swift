@@ -39,7 +39,8 @@ struct EndToEndCommand: AsyncParsableCommand {
 
   func run() async throws {
     _ = try DeviceModelCatalog.entry(model)
-    let ecg = SyntheticECG(sampleRate: device.sampleRate, heartRate: device.heartRate, noise: device.noise, seed: device.seed)
+    let ecg = SyntheticECG(
+      sampleRate: device.sampleRate, heartRate: device.heartRate, noise: device.noise, seed: device.seed)
     let peripheralBus = try await DBusConnection.connect(to: .system)
     let hostAdapter = try await BluetoothAdapter.find(peripheralAdapter, on: peripheralBus)
     try await hostAdapter.powerOn(on: peripheralBus)
@@ -75,18 +76,26 @@ struct EndToEndCommand: AsyncParsableCommand {
     await peripheralBus.close()
 
     let expected = ecg.samples(0..<samples.count).map { Double(SyntheticECG.text($0)) }
-    let firstMismatch = zip(samples.map(\.amplitude), expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+    let firstMismatch = zip(samples.map(\.amplitude), expected).enumerated().first { $0.element.0 != $0.element.1 }?
+      .offset
     let analysis = HeartRateAnalysis(
       times: samples.indices.map { Double($0) / ecg.sampleRate }, amplitudes: samples.map(\.amplitude))
     let rate = analysis.heartRate ?? 0
     var failures: [String] = []
     if samples.count < wanted { failures.append("received \(samples.count) of \(wanted) samples") }
-    if let index = firstMismatch { failures.append("sample \(index) differs from what the device sent (gap or duplicate)") }
+    if let index = firstMismatch {
+      failures.append("sample \(index) differs from what the device sent (gap or duplicate)")
+    }
     if malformed > 0 { failures.append("\(malformed) malformed notifications") }
-    if abs(rate - device.heartRate) > 2 { failures.append(String(format: "heart rate %.1f bpm, configured %.1f", rate, device.heartRate)) }
+    if abs(rate - device.heartRate) > 2 {
+      failures.append(String(format: "heart rate %.1f bpm, configured %.1f", rate, device.heartRate))
+    }
     let elapsed = samples.last?.time ?? .zero
-    print(String(format: "summary: %d samples in %@, %.1f samples/s, heart rate %.1f bpm (configured %.1f), %d malformed",
-      samples.count, "\(elapsed)", Double(samples.count) / max(Double(elapsed.components.seconds), 1), rate, device.heartRate, malformed))
+    print(
+      String(
+        format: "summary: %d samples in %@, %.1f samples/s, heart rate %.1f bpm (configured %.1f), %d malformed",
+        samples.count, "\(elapsed)", Double(samples.count) / max(Double(elapsed.components.seconds), 1), rate,
+        device.heartRate, malformed))
     if failures.isEmpty {
       print("e2e: PASS")
     } else {

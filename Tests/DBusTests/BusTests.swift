@@ -13,7 +13,9 @@ import Testing
   static let path = try! ObjectPath("/org/doppel/test")
 
   /// Exports a calculator with an echo, a failing method, a slow one and a few properties.
-  func exportTestObject(on connection: DBusConnection, at path: ObjectPath = path, onSet: DBusProperty.SetHandler? = nil)
+  func exportTestObject(
+    on connection: DBusConnection, at path: ObjectPath = path, onSet: DBusProperty.SetHandler? = nil
+  )
     async throws
   {
     let interface = try DBusInterface(
@@ -59,10 +61,20 @@ import Testing
     let b = try await bus.connect()
     try await exportTestObject(on: a)
     try await exportTestObject(on: b)
-    #expect(try await b.call(destination: a.uniqueName, path: Self.path, interface: Self.interface, method: "Add", arguments: [.int32(2), .int32(40)]) == [.int32(42)])
-    #expect(try await a.call(destination: b.uniqueName, path: Self.path, interface: Self.interface, method: "Add", arguments: [.int32(-5), .int32(3)]) == [.int32(-2)])
+    #expect(
+      try await b.call(
+        destination: a.uniqueName, path: Self.path, interface: Self.interface, method: "Add",
+        arguments: [.int32(2), .int32(40)]) == [.int32(42)])
+    #expect(
+      try await a.call(
+        destination: b.uniqueName, path: Self.path, interface: Self.interface, method: "Add",
+        arguments: [.int32(-5), .int32(3)]) == [.int32(-2)])
     let nested: DBusValue = .variant(.properties(["k": .array(.objectPath, [.objectPath(Self.path)])]))
-    #expect(try await b.call(destination: a.uniqueName, path: Self.path, interface: Self.interface, method: "Echo", arguments: [nested]) == [nested])
+    #expect(
+      try await b.call(
+        destination: a.uniqueName, path: Self.path, interface: Self.interface, method: "Echo", arguments: [nested]) == [
+          nested
+        ])
     await a.close()
     await b.close()
   }
@@ -90,15 +102,44 @@ import Testing
       #expect(error.name == "org.doppel.Error.Refused")
       #expect(error.message == "not today")
     }
-    #expect(await errorName { _ = try await b.call(destination: target, path: Self.path, interface: Self.interface, method: "Nope") } == DBusError.Name.unknownMethod)
-    #expect(await errorName { _ = try await b.call(destination: target, path: ObjectPath("/elsewhere"), interface: Self.interface, method: "Add") } == DBusError.Name.unknownObject)
-    #expect(await errorName { _ = try await b.call(destination: target, path: Self.path, interface: "org.doppel.Other", method: "Add") } == DBusError.Name.unknownInterface)
-    #expect(await errorName { _ = try await b.call(destination: target, path: Self.path, interface: Self.interface, method: "Add", arguments: [.string("2")]) } == DBusError.Name.invalidArgs)
-    #expect(await errorName { _ = try await b.call(destination: target, path: Self.path, interface: Self.interface, method: "WrongReply") } == DBusError.Name.failed)
-    #expect(await errorName { _ = try await b.call(destination: "org.doppel.Nobody", path: Self.path, interface: Self.interface, method: "Add") } == DBusError.Name.serviceUnknown)
-    #expect(await errorName { _ = try await b.call(destination: target, path: Self.path, interface: Self.interface, method: "Slow", arguments: [.uint32(5000)], timeout: .milliseconds(200)) } == DBusError.Name.noReply)
+    #expect(
+      await errorName {
+        _ = try await b.call(destination: target, path: Self.path, interface: Self.interface, method: "Nope")
+      } == DBusError.Name.unknownMethod)
+    #expect(
+      await errorName {
+        _ = try await b.call(
+          destination: target, path: ObjectPath("/elsewhere"), interface: Self.interface, method: "Add")
+      } == DBusError.Name.unknownObject)
+    #expect(
+      await errorName {
+        _ = try await b.call(destination: target, path: Self.path, interface: "org.doppel.Other", method: "Add")
+      } == DBusError.Name.unknownInterface)
+    #expect(
+      await errorName {
+        _ = try await b.call(
+          destination: target, path: Self.path, interface: Self.interface, method: "Add", arguments: [.string("2")])
+      } == DBusError.Name.invalidArgs)
+    #expect(
+      await errorName {
+        _ = try await b.call(destination: target, path: Self.path, interface: Self.interface, method: "WrongReply")
+      } == DBusError.Name.failed)
+    #expect(
+      await errorName {
+        _ = try await b.call(
+          destination: "org.doppel.Nobody", path: Self.path, interface: Self.interface, method: "Add")
+      } == DBusError.Name.serviceUnknown)
+    #expect(
+      await errorName {
+        _ = try await b.call(
+          destination: target, path: Self.path, interface: Self.interface, method: "Slow", arguments: [.uint32(5000)],
+          timeout: .milliseconds(200))
+      } == DBusError.Name.noReply)
     // The connection still works after all of that.
-    #expect(try await b.call(destination: target, path: Self.path, interface: Self.interface, method: "Add", arguments: [.int32(1), .int32(1)]) == [.int32(2)])
+    #expect(
+      try await b.call(
+        destination: target, path: Self.path, interface: Self.interface, method: "Add",
+        arguments: [.int32(1), .int32(1)]) == [.int32(2)])
   }
 
   @Test func propertiesGetSetAndChange() async throws {
@@ -111,9 +152,14 @@ import Testing
     }
     let remote = try DBusRemoteObject(connection: b, destination: a.uniqueName, path: Self.path)
     #expect(try await remote.property(Self.interface, "Name") == .string("doppel"))
-    #expect(try await remote.properties(Self.interface) == ["Name": .string("doppel"), "Level": .byte(50), "Value": .bytes([])])
+    #expect(
+      try await remote.properties(Self.interface) == [
+        "Name": .string("doppel"), "Level": .byte(50), "Value": .bytes([]),
+      ])
 
-    let changes = try await b.signals(matching: DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", path: Self.path))
+    let changes = try await b.signals(
+      matching: DBusMatchRule(
+        interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", path: Self.path))
     var iterator = changes.makeAsyncIterator()
     try await remote.setProperty(Self.interface, "Level", .byte(80))
     #expect(await a.propertyValue(at: Self.path, interface: Self.interface, name: "Level") == .byte(80))
@@ -129,7 +175,9 @@ import Testing
     await #expect(throws: DBusError.self) { try await remote.setProperty(Self.interface, "Level", .byte(200)) }
     await #expect(throws: DBusError.self) { try await remote.setProperty(Self.interface, "Name", .string("x")) }
     await #expect(throws: DBusError.self) { try await remote.setProperty(Self.interface, "Level", .string("x")) }
-    await #expect(throws: DBusError.self) { try await a.updateProperties(at: Self.path, interface: Self.interface, ["Level": .string("x")]) }
+    await #expect(throws: DBusError.self) {
+      try await a.updateProperties(at: Self.path, interface: Self.interface, ["Level": .string("x")])
+    }
     #expect(try await remote.property(Self.interface, "Level") == .byte(80))
   }
 
@@ -138,7 +186,8 @@ import Testing
     let b = try await bus.connect()
     let root = try ObjectPath("/org/doppel/app")
     await a.exportObjectManager(at: root)
-    let added = try await b.signals(matching: DBusMatchRule(sender: a.uniqueName, interface: "org.freedesktop.DBus.ObjectManager"))
+    let added = try await b.signals(
+      matching: DBusMatchRule(sender: a.uniqueName, interface: "org.freedesktop.DBus.ObjectManager"))
     var events = added.makeAsyncIterator()
 
     let service = try root.appending("service0")
@@ -162,7 +211,10 @@ import Testing
     #expect(xml.contains("org.freedesktop.DBus.ObjectManager"))
     #expect(xml.contains("<node name=\"service0\"/>"))
     let serviceXML = try await DBusRemoteObject(connection: b, destination: a.uniqueName, path: service).introspect()
-    #expect(serviceXML.contains("<method name=\"Add\"><arg type=\"i\" direction=\"in\"/><arg type=\"i\" direction=\"in\"/><arg type=\"i\" direction=\"out\"/></method>"))
+    #expect(
+      serviceXML.contains(
+        "<method name=\"Add\"><arg type=\"i\" direction=\"in\"/><arg type=\"i\" direction=\"in\"/><arg type=\"i\" direction=\"out\"/></method>"
+      ))
     #expect(serviceXML.contains("<property name=\"Level\" type=\"y\" access=\"readwrite\"/>"))
     #expect(serviceXML.contains("<node name=\"char0\"/>"))
 
@@ -180,7 +232,9 @@ import Testing
     let ticks = try await b.signals(matching: DBusMatchRule(interface: Self.interface, member: "Tick"))
     let named = try await b.signals(matching: DBusMatchRule(interface: Self.interface, arg0: "wanted"))
     try await a.emit(path: Self.path, interface: Self.interface, member: "Other", arguments: [.string("unwanted")])
-    for i in 0..<100 { try await a.emit(path: Self.path, interface: Self.interface, member: "Tick", arguments: [.uint32(UInt32(i))]) }
+    for i in 0..<100 {
+      try await a.emit(path: Self.path, interface: Self.interface, member: "Tick", arguments: [.uint32(UInt32(i))])
+    }
     try await a.emit(path: Self.path, interface: Self.interface, member: "Other", arguments: [.string("wanted")])
     var received: [UInt32] = []
     for try await tick in ticks {
@@ -200,10 +254,14 @@ import Testing
     #expect(try await a.requestName("org.doppel.Service") == .primaryOwner)
     await #expect(throws: DBusError.self) { try await b.requestName("org.doppel.Service") }
     try await exportTestObject(on: a)
-    #expect(try await b.call(destination: "org.doppel.Service", path: Self.path, interface: Self.interface, method: "Add", arguments: [.int32(1), .int32(2)]) == [.int32(3)])
+    #expect(
+      try await b.call(
+        destination: "org.doppel.Service", path: Self.path, interface: Self.interface, method: "Add",
+        arguments: [.int32(1), .int32(2)]) == [.int32(3)])
     #expect(try await b.nameOwner(of: "org.doppel.Service") == a.uniqueName)
     // A subscription by well-known sender sees the owner's signals, not another's.
-    let fromService = try await b.signals(matching: DBusMatchRule(sender: "org.doppel.Service", interface: Self.interface))
+    let fromService = try await b.signals(
+      matching: DBusMatchRule(sender: "org.doppel.Service", interface: Self.interface))
     let c = try await bus.connect()
     try await c.emit(path: Self.path, interface: Self.interface, member: "Tick", arguments: [.uint32(1)])
     try await a.emit(path: Self.path, interface: Self.interface, member: "Tick", arguments: [.uint32(2)])
@@ -219,14 +277,18 @@ import Testing
     try await exportTestObject(on: a)
     let target = a.uniqueName
     let call = Task {
-      try await b.call(destination: target, path: Self.path, interface: Self.interface, method: "Slow", arguments: [.uint32(30_000)])
+      try await b.call(
+        destination: target, path: Self.path, interface: Self.interface, method: "Slow", arguments: [.uint32(30_000)])
     }
     try await Task.sleep(for: .milliseconds(100))
     call.cancel()
     let result = await call.result
     #expect(throws: CancellationError.self) { try result.get() }
     #expect(await b.pendingCalls.isEmpty)
-    #expect(try await b.call(destination: target, path: Self.path, interface: Self.interface, method: "Add", arguments: [.int32(1), .int32(2)]) == [.int32(3)])
+    #expect(
+      try await b.call(
+        destination: target, path: Self.path, interface: Self.interface, method: "Add",
+        arguments: [.int32(1), .int32(2)]) == [.int32(3)])
   }
 
   @Test func peerThatDisappearsMidCall() async throws {
@@ -235,7 +297,8 @@ import Testing
     try await exportTestObject(on: a)
     let target = a.uniqueName
     let call = Task {
-      try await b.call(destination: target, path: Self.path, interface: Self.interface, method: "Slow", arguments: [.uint32(30_000)])
+      try await b.call(
+        destination: target, path: Self.path, interface: Self.interface, method: "Slow", arguments: [.uint32(30_000)])
     }
     try await Task.sleep(for: .milliseconds(100))
     await a.close()
@@ -274,7 +337,9 @@ import Testing
     let a = try await bus.connect()
     let b = try await bus.connect()
     try await exportTestObject(on: a)
-    let reply = try await b.call(destination: a.uniqueName, path: Self.path, interface: Self.interface, method: "Pipe", arguments: [.bytes(Array("through a pipe".utf8))])
+    let reply = try await b.call(
+      destination: a.uniqueName, path: Self.path, interface: Self.interface, method: "Pipe",
+      arguments: [.bytes(Array("through a pipe".utf8))])
     guard case .unixFD(let fd)? = reply.first else {
       Issue.record("expected a file descriptor, got \(reply)")
       return
@@ -303,13 +368,16 @@ import Testing
     // Writes without response, as BlueZ sends them for a write command.
     for n in 0..<200 {
       var write = try DBusMessage.methodCall(
-        destination: a.uniqueName, path: Self.path, interface: Self.interface, member: "Write", body: [.uint32(UInt32(n))])
+        destination: a.uniqueName, path: Self.path, interface: Self.interface, member: "Write",
+        body: [.uint32(UInt32(n))])
       write.noReplyExpected = true
       try await b.send(write)
     }
     // One call that wants its reply, answered late.
     let last = Task {
-      try await b.call(destination: a.uniqueName, path: Self.path, interface: Self.interface, method: "Write", arguments: [.uint32(200)])
+      try await b.call(
+        destination: a.uniqueName, path: Self.path, interface: Self.interface, method: "Write",
+        arguments: [.uint32(200)])
     }
     var seen: [UInt32] = []
     for await (n, reply) in arrivals {
@@ -322,7 +390,9 @@ import Testing
   }
 
   @Test func connectingToNothingIsAnError() async {
-    await #expect(throws: DBusError.self) { _ = try await DBusConnection.connect(to: .address("unix:path=/nonexistent/doppel/bus")) }
+    await #expect(throws: DBusError.self) {
+      _ = try await DBusConnection.connect(to: .address("unix:path=/nonexistent/doppel/bus"))
+    }
     await #expect(throws: DBusError.self) { _ = try await DBusConnection.connect(to: .address("not-an-address")) }
   }
 }

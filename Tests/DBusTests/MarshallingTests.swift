@@ -6,7 +6,8 @@ import Testing
 /// Values through libdbus's wire format and back, with no bus.
 @Suite struct MarshallingTests {
   func roundTrip(_ values: [DBusValue]) throws -> [DBusValue] {
-    let message = try DBusMessage.signal(path: ObjectPath("/t"), interface: "org.doppel.Test", member: "Values", body: values)
+    let message = try DBusMessage.signal(
+      path: ObjectPath("/t"), interface: "org.doppel.Test", member: "Values", body: values)
     let bytes = try LibDBusMessage.marshal(message)
     let decoded = try LibDBusMessage.demarshal(bytes)
     #expect(decoded.signature == message.signature)
@@ -26,7 +27,10 @@ import Testing
 
   @Test func byteArrays() throws {
     let large = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
-    #expect(try roundTrip([.bytes([]), .bytes([0, 1, 255]), .bytes(large)]) == [.bytes([]), .bytes([0, 1, 255]), .bytes(large)])
+    #expect(
+      try roundTrip([.bytes([]), .bytes([0, 1, 255]), .bytes(large)]) == [
+        .bytes([]), .bytes([0, 1, 255]), .bytes(large),
+      ])
     // An array of .byte values is built as the `ay` fast path.
     #expect(DBusValue.array(of: .byte, [.byte(7), .byte(9)]) == .bytes([7, 9]))
   }
@@ -64,7 +68,9 @@ import Testing
   @Test func structsVariantsAndNesting() throws {
     let value: DBusValue = .structure([
       .int32(-3), .variant(.variant(.string("deep"))), .array(.variant, [.variant(.uint64(1)), .variant(.bytes([9]))]),
-      .dictionary(key: .uint32, value: .structure([.string, .double]), [DBusDictionaryEntry(.uint32(1), .structure([.string("x"), .double(2.5)]))]),
+      .dictionary(
+        key: .uint32, value: .structure([.string, .double]),
+        [DBusDictionaryEntry(.uint32(1), .structure([.string("x"), .double(2.5)]))]),
     ])
     let decoded = try roundTrip([value])
     #expect(decoded == [value])
@@ -88,14 +94,19 @@ import Testing
   }
 
   @Test func garbageIsRejectedNotCrashed() {
-    #expect(throws: DBusError.self) { try LibDBusMessage.demarshal([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]) }
+    #expect(throws: DBusError.self) {
+      try LibDBusMessage.demarshal([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16])
+    }
   }
 }
 
 /// Signatures and validation: invalid input is an error, never an abort.
 @Suite struct ValidationTests {
   @Test func signaturesParse() throws {
-    #expect(try DBusType.parse("sa{sv}(ii)aay") == [.string, .dictionary(key: .string, value: .variant), .structure([.int32, .int32]), .array(.array(.byte))])
+    #expect(
+      try DBusType.parse("sa{sv}(ii)aay") == [
+        .string, .dictionary(key: .string, value: .variant), .structure([.int32, .int32]), .array(.array(.byte)),
+      ])
     #expect(try DBusType.parse("") == [])
     #expect(try DBusType.parseSingle("a{oa{sa{sv}}}").signature == "a{oa{sa{sv}}}")
   }
@@ -118,9 +129,15 @@ import Testing
 
   @Test func invalidNamesThrowInsteadOfAborting() throws {
     let path = try ObjectPath("/ok")
-    #expect(throws: DBusError.self) { try DBusMessage.methodCall(destination: "org.bluez", path: path, interface: "no dots", member: "M") }
-    #expect(throws: DBusError.self) { try DBusMessage.methodCall(destination: "org.bluez", path: path, interface: "a.b", member: "9bad") }
-    #expect(throws: DBusError.self) { try DBusMessage.methodCall(destination: "bad..name", path: path, interface: "a.b", member: "M") }
+    #expect(throws: DBusError.self) {
+      try DBusMessage.methodCall(destination: "org.bluez", path: path, interface: "no dots", member: "M")
+    }
+    #expect(throws: DBusError.self) {
+      try DBusMessage.methodCall(destination: "org.bluez", path: path, interface: "a.b", member: "9bad")
+    }
+    #expect(throws: DBusError.self) {
+      try DBusMessage.methodCall(destination: "bad..name", path: path, interface: "a.b", member: "M")
+    }
     #expect(throws: DBusError.self) { try DBusMessage.signal(path: path, interface: "a.b", member: "M.x") }
     #expect(throws: DBusError.self) { try DBusMatchRule(interface: "x") }
   }
@@ -141,7 +158,12 @@ import Testing
   }
 
   @Test func matchRuleText() throws {
-    let rule = try DBusMatchRule(sender: "org.bluez", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", pathNamespace: ObjectPath("/org/bluez"), arg0: "it's")
-    #expect(rule.description == "type='signal',sender='org.bluez',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',path_namespace='/org/bluez',arg0='it'\\''s'")
+    let rule = try DBusMatchRule(
+      sender: "org.bluez", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+      pathNamespace: ObjectPath("/org/bluez"), arg0: "it's")
+    #expect(
+      rule.description
+        == "type='signal',sender='org.bluez',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',path_namespace='/org/bluez',arg0='it'\\''s'"
+    )
   }
 }

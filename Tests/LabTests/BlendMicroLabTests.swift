@@ -14,28 +14,28 @@ extension LabTests {
     func tenSecondsOfECGWithNoGapAndTheRightHeartRate() async throws {
       let ecg = SyntheticECG(sampleRate: 50, heartRate: 72, noise: 0.01, seed: 3)
       try await LabSession.run { lab in
-      _ = try await lab.host(BlendMicro(ecg: ecg), on: 0, name: "blend0")
-      let client = try await lab.blendMicroClient(on: 1)
-      let found = try await client.connect(timeout: .seconds(60))
-      #expect(found.name == "BlendMicro")
-      var samples: [ECGSample] = []
-      for try await reading in try await client.readings() {
-        guard case .sample(let sample) = reading else {
-          Issue.record("malformed notification: \(reading)")
-          continue
+        _ = try await lab.host(BlendMicro(ecg: ecg), on: 0, name: "blend0")
+        let client = try await lab.blendMicroClient(on: 1)
+        let found = try await client.connect(timeout: .seconds(60))
+        #expect(found.name == "BlendMicro")
+        var samples: [ECGSample] = []
+        for try await reading in try await client.readings() {
+          guard case .sample(let sample) = reading else {
+            Issue.record("malformed notification: \(reading)")
+            continue
+          }
+          samples.append(sample)
+          if samples.count >= Int(ecg.sampleRate) * 12 { break }
         }
-        samples.append(sample)
-        if samples.count >= Int(ecg.sampleRate) * 12 { break }
+        // No gap, no duplicate: the values are the model's sequence from its start.
+        let expected = ecg.samples(0..<samples.count).map { Double(SyntheticECG.text($0))! }
+        #expect(samples.map(\.amplitude) == expected)
+        let analysis = HeartRateAnalysis(
+          times: samples.indices.map { Double($0) / ecg.sampleRate }, amplitudes: samples.map(\.amplitude))
+        let rate = try #require(analysis.heartRate)
+        #expect(abs(rate - 72) <= 2, "heart rate \(rate)")
+        print("lab: \(samples.count) samples in \(samples.last!.time), heart rate \(rate)")
       }
-      // No gap, no duplicate: the values are the model's sequence from its start.
-      let expected = ecg.samples(0..<samples.count).map { Double(SyntheticECG.text($0))! }
-      #expect(samples.map(\.amplitude) == expected)
-      let analysis = HeartRateAnalysis(
-        times: samples.indices.map { Double($0) / ecg.sampleRate }, amplitudes: samples.map(\.amplitude))
-      let rate = try #require(analysis.heartRate)
-      #expect(abs(rate - 72) <= 2, "heart rate \(rate)")
-      print("lab: \(samples.count) samples in \(samples.last!.time), heart rate \(rate)")
-    }
     }
   }
 }

@@ -43,7 +43,8 @@ public struct HeartRateAnalysis: Hashable, Sendable {
       return
     }
     let sorted = rr.sorted()
-    let median = sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    let median =
+      sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
     heartRate = 60 / median
     guard rr.count >= 2 else {
       status = .insufficientData
