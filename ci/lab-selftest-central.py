@@ -2,10 +2,11 @@
 """The central side of ci/lab-selftest: bleak, pinned to one adapter.
 
 Usage: lab-selftest-central.py ADAPTER PERIPHERAL_ADDRESS SERVICE_UUID CHAR_UUID VALUE_HEX
-           [--scan-timeout S] [--connect-timeout S]
+           [--scan-timeout S] [--connect-timeout S] [--attempts N]
 
 Starts discovery on ADAPTER and prints "SCANNING", waits for an advertisement
-carrying SERVICE_UUID ("FOUND <address>"), then connects and reads CHAR_UUID.
+carrying SERVICE_UUID ("FOUND <address>"), then connects and reads CHAR_UUID
+(up to --attempts connections; see the BlueZ race described in run()).
 Prints one line per check:
     RESULT advertisement PASS|FAIL <detail>
     RESULT gatt-read PASS|FAIL <detail>
@@ -63,20 +64,32 @@ async def run(args):
     result("advertisement", True, f"service {service_uuid} advertised by {seen}")
 
     expected = bytes.fromhex(args.value_hex)
-    started = time.monotonic()
-    try:
-        async with BleakClient(device, timeout=args.connect_timeout,
-                               bluez={"adapter": args.adapter}) as client:
-            connected = time.monotonic() - started
-            value = bytes(await client.read_gatt_char(args.char_uuid))
-    except Exception as error:  # any failure to connect or read is the test's answer
-        return result("gatt-read", False,
-                      f"{type(error).__name__}: {error} (after {time.monotonic() - started:.1f} s, "
-                      f"connect timeout {args.connect_timeout:.0f} s)")
-    if value != expected:
-        return result("gatt-read", False, f"read {value.hex()}, expected {expected.hex()}")
-    return result("gatt-read", True,
-                  f"connected in {connected:.1f} s, read {value.hex()} from {args.char_uuid}")
+    # BlueZ 5.66 race, frequent with btvirt's instant links: when the ATT
+    # socket connects before bluetoothd handles the kernel's Device Connected
+    # event, Device1.Connected never changes to true on D-Bus ("is already
+    # connected" in bluetoothd.log) and bleak gives up with "failed to discover
+    # services, device disconnected". A new connection attempt is the fix.
+    failures = []
+    for attempt in range(1, args.attempts + 1):
+        started = time.monotonic()
+        try:
+            async with BleakClient(device, timeout=args.connect_timeout,
+                                   bluez={"adapter": args.adapter}) as client:
+                connected = time.monotonic() - started
+                value = bytes(await client.read_gatt_char(args.char_uuid))
+        except Exception as error:  # any failure to connect or read is the test's answer
+            failures.append(f"attempt {attempt}: {type(error).__name__}: {error} "
+                            f"(after {time.monotonic() - started:.1f} s)")
+            print(f"CONNECT FAILED {failures[-1]}", flush=True)
+            if "device disconnected" not in str(error):
+                break
+            continue
+        if value != expected:
+            return result("gatt-read", False, f"read {value.hex()}, expected {expected.hex()}")
+        retried = f" (attempt {attempt}; earlier: {'; '.join(failures)})" if failures else ""
+        return result("gatt-read", True,
+                      f"connected in {connected:.1f} s, read {value.hex()} from {args.char_uuid}{retried}")
+    return result("gatt-read", False, "; ".join(failures))
 
 
 def main():
@@ -88,6 +101,7 @@ def main():
     parser.add_argument("value_hex")
     parser.add_argument("--scan-timeout", type=float, default=60.0)
     parser.add_argument("--connect-timeout", type=float, default=60.0)
+    parser.add_argument("--attempts", type=int, default=3)
     args = parser.parse_args()
     return 0 if asyncio.run(run(args)) else 1
 
