@@ -1,0 +1,177 @@
+import DBus
+import Foundation
+
+/// `doppel-bench dbus`: round trips between two connections, A and B, of this
+/// process on one bus, through Doppel's DBus target. Workloads (the peers in
+/// Benchmarks/peers run the same ones, defined the same way):
+///
+/// - call: B calls A's `org.doppel.Bench.Ping(u) -> u` and awaits the reply
+///   before the next call. A round trip is one call and its reply.
+/// - signal: A sets its `Value` property (`ay`, `--payload` bytes, stamped
+///   with a sequence number) and so emits `PropertiesChanged`; B, on
+///   receiving it, sets its own `Value` to the bytes it got; A waits for B's
+///   `PropertiesChanged` before the next. A round trip is the two signals.
+/// - stream: A emits `PropertiesChanged` in batches of `--batch`, the next
+///   batch once B has received all of the last; figure: signals B received per second.
+struct DBusBenchmark {
+  static let interface = "org.doppel.Bench"
+
+  let options: DBusBenchmarkOptions
+
+  func run() async throws {
+    let a = try await DBusConnection.connect(to: .address(options.address))
+    let b = try await DBusConnection.connect(to: .address(options.address))
+    let path = try ObjectPath("/org/doppel/bench")
+    try await a.export(path, interfaces: [Self.benchInterface(withPing: true)])
+    try await b.export(path, interfaces: [Self.benchInterface(withPing: false)])
+    print(
+      "# doppel-bench dbus (Swift, Doppel's DBus): payload \(options.payload) B, \(options.budget) per workload, "
+        + "warmup \(options.warmup)")
+    for workload in options.workloads {
+      switch workload {
+      case .call:
+        try await calls(from: b, to: a, path: path).report("call")
+      case .signal:
+        try await signalRoundTrips(a, b, path: path).report("signal")
+      case .stream:
+        let (count, perSecond) = try await stream(from: a, to: b, path: path)
+        print("dbus.stream.signals_per_s \(String(format: "%.1f", perSecond))")
+        print("dbus.stream.signals \(count)")
+      }
+    }
+    await b.close()
+    await a.close()
+  }
+
+  // MARK: Workloads
+
+  private func calls(from b: DBusConnection, to a: DBusConnection, path: ObjectPath) async throws -> RoundTripSamples {
+    let destination = a.uniqueName
+    return try await measure { sequence in
+      let reply = try await b.call(
+        destination: destination, path: path, interface: Self.interface, method: "Ping",
+        arguments: [.uint32(sequence)])
+      guard reply == [.uint32(sequence)] else { throw BenchFailure("Ping(\(sequence)) returned \(reply)") }
+    }
+  }
+
+  private func signalRoundTrips(_ a: DBusConnection, _ b: DBusConnection, path: ObjectPath) async throws
+    -> RoundTripSamples
+  {
+    let fromA = try await b.signals(matching: Self.propertiesChanged(sender: a.uniqueName, path: path))
+    let fromB = try await a.signals(matching: Self.propertiesChanged(sender: b.uniqueName, path: path))
+    let echo = Task {
+      for try await message in fromA {
+        guard let value = Self.value(of: message) else { throw BenchFailure("a PropertiesChanged without Value") }
+        try await b.updateProperties(at: path, interface: Self.interface, ["Value": .bytes(value)])
+      }
+    }
+    var echoes = fromB.makeAsyncIterator()
+    var payload = Self.payload(size: options.payload)
+    let samples = try await measure { sequence in
+      Self.stamp(&payload, sequence)
+      try await a.updateProperties(at: path, interface: Self.interface, ["Value": .bytes(payload)])
+      guard let message = try await echoes.next() else { throw BenchFailure("the signal stream ended") }
+      guard let value = Self.value(of: message), value.count == payload.count, Self.sequence(of: value) == sequence
+      else { throw BenchFailure("echo \(sequence) is not what was sent") }
+    }
+    echo.cancel()
+    _ = await echo.result
+    return samples
+  }
+
+  private func stream(from a: DBusConnection, to b: DBusConnection, path: ObjectPath) async throws -> (Int, Double) {
+    let fromA = try await b.signals(matching: Self.propertiesChanged(sender: a.uniqueName, path: path))
+    let batch = options.batch
+    let (progress, reached) = AsyncStream.makeStream(of: Int.self)
+    let counter = Task {
+      defer { reached.finish() }
+      var received = 0
+      for try await message in fromA {
+        guard let value = Self.value(of: message), Self.sequence(of: value) == UInt32(truncatingIfNeeded: received)
+        else { throw BenchFailure("signal \(received) arrived out of order") }
+        received += 1
+        if received % batch == 0 { reached.yield(received) }
+      }
+    }
+    var batchesDone = progress.makeAsyncIterator()
+    var payload = Self.payload(size: options.payload)
+    var sent = 0
+    func sendBatch() async throws {
+      for _ in 0..<batch {
+        Self.stamp(&payload, UInt32(truncatingIfNeeded: sent))
+        try await a.updateProperties(at: path, interface: Self.interface, ["Value": .bytes(payload)])
+        sent += 1
+      }
+      guard let received = await batchesDone.next(), received == sent else {
+        throw BenchFailure("B stopped receiving after \(sent - batch) signals")
+      }
+    }
+    for _ in 0..<(options.warmup + batch - 1) / batch { try await sendBatch() }
+    let warm = sent
+    let start = MonotonicClock.nanoseconds()
+    var elapsed: UInt64 = 0
+    repeat {
+      try await sendBatch()
+      elapsed = MonotonicClock.nanoseconds() - start
+    } while !options.budget.isSpent(elapsed: elapsed, done: sent - warm)
+    counter.cancel()
+    _ = await counter.result
+    return (sent - warm, Double(sent - warm) * 1e9 / Double(elapsed))
+  }
+
+  /// Runs `roundTrip` `--warmup` times, then times each run of it until the budget is spent.
+  private func measure(_ roundTrip: (UInt32) async throws -> Void) async throws -> RoundTripSamples {
+    var sequence: UInt32 = 0
+    for _ in 0..<options.warmup {
+      try await roundTrip(sequence)
+      sequence &+= 1
+    }
+    var samples = RoundTripSamples()
+    if case .count(let count) = options.budget { samples.latencies.reserveCapacity(count) }
+    let start = MonotonicClock.nanoseconds()
+    var end = start
+    repeat {
+      let before = end
+      try await roundTrip(sequence)
+      end = MonotonicClock.nanoseconds()
+      samples.latencies.append(end - before)
+      sequence &+= 1
+    } while !options.budget.isSpent(elapsed: end - start, done: samples.latencies.count)
+    samples.elapsed = end - start
+    return samples
+  }
+
+  // MARK: Helpers
+
+  private static func benchInterface(withPing: Bool) throws -> DBusInterface {
+    let ping = try DBusMethod(name: "Ping", input: "u", output: "u") { call in call.body }
+    return try DBusInterface(
+      name: interface, methods: withPing ? [ping] : [], properties: [DBusProperty(name: "Value", value: .bytes([]))])
+  }
+
+  private static func propertiesChanged(sender: String, path: ObjectPath) throws -> DBusMatchRule {
+    try DBusMatchRule(
+      sender: sender, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", path: path)
+  }
+
+  /// The `Value` bytes of a `PropertiesChanged` signal.
+  private static func value(of message: DBusMessage) -> [UInt8]? {
+    guard message.body.count == 3 else { return nil }
+    return message.body[1].dictionary?["Value"]?.bytes
+  }
+
+  private static func payload(size: Int) -> [UInt8] {
+    (0..<size).map { UInt8(truncatingIfNeeded: $0) }
+  }
+
+  /// Writes `sequence` little-endian into the first four bytes.
+  private static func stamp(_ payload: inout [UInt8], _ sequence: UInt32) {
+    for index in 0..<4 { payload[index] = UInt8(truncatingIfNeeded: sequence >> (8 * index)) }
+  }
+
+  private static func sequence(of value: [UInt8]) -> UInt32? {
+    guard value.count >= 4 else { return nil }
+    return (0..<4).reduce(0) { $0 | UInt32(value[$1]) << (8 * $1) }
+  }
+}
