@@ -1,15 +1,19 @@
 #!/usr/bin/python3
 """A minimal BLE peripheral for ci/lab-selftest, on one adapter, through BlueZ.
 
-Usage: lab-selftest-peripheral.py ADAPTER SERVICE_UUID CHAR_UUID VALUE_HEX [--lifetime S]
+Usage: lab-selftest-peripheral.py ADAPTER SERVICE_UUID CHAR_UUID VALUE_HEX
+           [--advertise-on-signal] [--lifetime S]
 
 Exports a GATT application (one primary service with one readable
 characteristic whose value is VALUE_HEX) and an LE advertisement carrying
-SERVICE_UUID, both registered on /org/bluez/ADAPTER only. Prints "READY" when
-BlueZ has accepted both, "READ <hex>" for every read it serves, and exits on
-SIGTERM/SIGINT or after --lifetime seconds. On SIGUSR1 it registers its
-advertisement again ("READVERTISED"): btvirt's controllers deliver an
-advertisement to a scanner only when advertising or scanning is switched on.
+SERVICE_UUID, both registered on /org/bluez/ADAPTER only. Prints "GATT READY"
+and "ADVERTISING" as BlueZ accepts each, "READ <hex>" for every read it
+serves, and exits on SIGTERM/SIGINT or after --lifetime seconds.
+
+SIGUSR1 (re)registers the advertisement, and with --advertise-on-signal it is
+registered only then: btvirt's controllers deliver an advertisement to a
+scanner only at the moment advertising or scanning is switched on, so the
+self-test switches it on once the central is discovering.
 
 Runs on the distribution's python3 (python3-dbus, python3-gi); talks to the
 system bus named by DBUS_SYSTEM_BUS_ADDRESS (the lab's).
@@ -143,6 +147,7 @@ def main():
     parser.add_argument("service_uuid")
     parser.add_argument("char_uuid")
     parser.add_argument("value_hex")
+    parser.add_argument("--advertise-on-signal", action="store_true")
     parser.add_argument("--lifetime", type=int, default=120)
     args = parser.parse_args()
 
@@ -175,15 +180,6 @@ def main():
     app = Application(bus, [service, characteristic])
     advertisement = Advertisement(bus, APP_PATH + "/advertisement0", args.service_uuid)
 
-    pending = {"gatt", "advertisement"}
-
-    def registered(what):
-        def done():
-            pending.discard(what)
-            if not pending:
-                say("READY")
-        return done
-
     def failed(what):
         def done(error):
             say(f"ERROR registering the {what} on {adapter_path}: {error}")
@@ -192,25 +188,32 @@ def main():
 
     dbus.Interface(adapter, GATT_MANAGER).RegisterApplication(
         app.__dbus_object_path__, {},
-        reply_handler=registered("gatt"), error_handler=failed("GATT application"))
-    dbus.Interface(adapter, ADVERTISING_MANAGER).RegisterAdvertisement(
-        advertisement.path, {},
-        reply_handler=registered("advertisement"), error_handler=failed("advertisement"))
+        reply_handler=lambda: say("GATT READY"), error_handler=failed("GATT application"))
 
-    def readvertise():
-        manager = dbus.Interface(adapter, ADVERTISING_MANAGER)
+    manager = dbus.Interface(adapter, ADVERTISING_MANAGER)
+    advertising = {"on": False}
 
-        def register_again(*_):
-            manager.RegisterAdvertisement(
-                advertisement.path, {},
-                reply_handler=lambda: say("READVERTISED"),
-                error_handler=failed("advertisement (again)"))
+    def register_advertisement(*_):
+        def done():
+            advertising["on"] = True
+            say("ADVERTISING")
+        manager.RegisterAdvertisement(
+            advertisement.path, {}, reply_handler=done, error_handler=failed("advertisement"))
 
-        manager.UnregisterAdvertisement(
-            advertisement.path, reply_handler=register_again, error_handler=register_again)
+    def advertise():
+        if advertising["on"]:
+            advertising["on"] = False
+            manager.UnregisterAdvertisement(
+                advertisement.path,
+                reply_handler=register_advertisement, error_handler=register_advertisement)
+        else:
+            register_advertisement()
         return True
 
-    GLib.unix_signal_add(GLib.PRIORITY_HIGH, signal.SIGUSR1, readvertise)
+    if not args.advertise_on_signal:
+        advertise()
+
+    GLib.unix_signal_add(GLib.PRIORITY_HIGH, signal.SIGUSR1, advertise)
     for sig in (signal.SIGTERM, signal.SIGINT):
         GLib.unix_signal_add(GLib.PRIORITY_HIGH, sig, stop, 0)
     GLib.timeout_add_seconds(args.lifetime, stop, 0)
