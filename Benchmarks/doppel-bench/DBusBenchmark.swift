@@ -13,6 +13,12 @@ import Foundation
 ///   `PropertiesChanged` before the next. A round trip is the two signals.
 /// - stream: A emits `PropertiesChanged` in batches of `--batch`, the next
 ///   batch once B has received all of the last; figure: signals B received per second.
+///
+/// The benchmark's own loops run on the cooperative pool and await each
+/// connection call across to the connection's queue, as Doppel's other targets
+/// do. With `--isolated` they run on the connection's executor instead (an
+/// `isolated` parameter), with no hop per message: the difference is the cost
+/// of those hops.
 struct DBusBenchmark {
   static let interface = "org.doppel.Bench"
 
@@ -25,8 +31,8 @@ struct DBusBenchmark {
     try await a.export(path, interfaces: [Self.benchInterface(withPing: true)])
     try await b.export(path, interfaces: [Self.benchInterface(withPing: false)])
     print(
-      "# doppel-bench dbus (Swift, Doppel's DBus): payload \(options.payload) B, \(options.budget) per workload, "
-        + "warmup \(options.warmup)")
+      "# doppel-bench dbus (Swift, Doppel's DBus\(options.isolated ? ", loops isolated to the connections" : "")): "
+        + "payload \(options.payload) B, \(options.budget) per workload, warmup \(options.warmup)")
     for workload in options.workloads {
       switch workload {
       case .call:
@@ -43,11 +49,15 @@ struct DBusBenchmark {
     await a.close()
   }
 
+  /// Where a loop that talks through `connection` runs: on the connection's executor with
+  /// `--isolated`, else on the cooperative pool.
+  private func home(_ connection: DBusConnection) -> (any Actor)? { options.isolated ? connection : nil }
+
   // MARK: Workloads
 
   private func calls(from b: DBusConnection, to a: DBusConnection, path: ObjectPath) async throws -> RoundTripSamples {
     let destination = a.uniqueName
-    return try await measure { sequence in
+    return try await measure(on: home(b)) { sequence in
       let reply = try await b.call(
         destination: destination, path: path, interface: Self.interface, method: "Ping",
         arguments: [.uint32(sequence)])
@@ -60,24 +70,31 @@ struct DBusBenchmark {
   {
     let fromA = try await b.signals(matching: Self.propertiesChanged(sender: a.uniqueName, path: path))
     let fromB = try await a.signals(matching: Self.propertiesChanged(sender: b.uniqueName, path: path))
-    let echo = Task {
-      for try await message in fromA {
-        guard let value = Self.value(of: message) else { throw BenchFailure("a PropertiesChanged without Value") }
-        try await b.updateProperties(at: path, interface: Self.interface, ["Value": .bytes(value)])
-      }
-    }
+    let echo = Task { [home = home(b)] in try await Self.echo(fromA, by: b, path: path, on: home) }
     var echoes = fromB.makeAsyncIterator()
     var payload = Self.payload(size: options.payload)
-    let samples = try await measure { sequence in
+    let samples = try await measure(on: home(a)) { sequence in
       Self.stamp(&payload, sequence)
       try await a.updateProperties(at: path, interface: Self.interface, ["Value": .bytes(payload)])
-      guard let message = try await echoes.next() else { throw BenchFailure("the signal stream ended") }
+      guard let message = try await echoes.next(isolation: #isolation) else {
+        throw BenchFailure("the signal stream ended")
+      }
       guard let value = Self.value(of: message), value.count == payload.count, Self.sequence(of: value) == sequence
       else { throw BenchFailure("echo \(sequence) is not what was sent") }
     }
     echo.cancel()
     _ = await echo.result
     return samples
+  }
+
+  /// B's half of the signal workload: sets its `Value` to each value A announces.
+  private static func echo(
+    _ signals: DBusSignalStream, by b: DBusConnection, path: ObjectPath, on isolation: isolated (any Actor)?
+  ) async throws {
+    for try await message in signals {
+      guard let value = value(of: message) else { throw BenchFailure("a PropertiesChanged without Value") }
+      try await b.updateProperties(at: path, interface: interface, ["Value": .bytes(value)])
+    }
   }
 
   private func stream(from a: DBusConnection, to b: DBusConnection, path: ObjectPath) async throws -> (Int, Double) {
@@ -98,11 +115,8 @@ struct DBusBenchmark {
     var payload = Self.payload(size: options.payload)
     var sent = 0
     func sendBatch() async throws {
-      for _ in 0..<batch {
-        Self.stamp(&payload, UInt32(truncatingIfNeeded: sent))
-        try await a.updateProperties(at: path, interface: Self.interface, ["Value": .bytes(payload)])
-        sent += 1
-      }
+      payload = try await Self.emit(batch, from: sent, payload: payload, by: a, path: path, on: home(a))
+      sent += batch
       guard let received = await batchesDone.next(), received == sent else {
         throw BenchFailure("B stopped receiving after \(sent - batch) signals")
       }
@@ -120,8 +134,24 @@ struct DBusBenchmark {
     return (sent - warm, Double(sent - warm) * 1e9 / Double(elapsed))
   }
 
-  /// Runs `roundTrip` `--warmup` times, then times each run of it until the budget is spent.
-  private func measure(_ roundTrip: (UInt32) async throws -> Void) async throws -> RoundTripSamples {
+  /// A's half of the stream workload: `count` signals stamped `first`…; returns the payload buffer.
+  private static func emit(
+    _ count: Int, from first: Int, payload: [UInt8], by a: DBusConnection, path: ObjectPath,
+    on isolation: isolated (any Actor)?
+  ) async throws -> [UInt8] {
+    var payload = payload
+    for index in first..<first + count {
+      stamp(&payload, UInt32(truncatingIfNeeded: index))
+      try await a.updateProperties(at: path, interface: interface, ["Value": .bytes(payload)])
+    }
+    return payload
+  }
+
+  /// Runs `roundTrip` `--warmup` times, then times each run of it until the budget is spent,
+  /// all on `isolation`'s executor (the cooperative pool when `nil`).
+  private func measure(
+    on isolation: isolated (any Actor)?, _ roundTrip: nonisolated(nonsending) (UInt32) async throws -> Void
+  ) async throws -> RoundTripSamples {
     var sequence: UInt32 = 0
     for _ in 0..<options.warmup {
       try await roundTrip(sequence)

@@ -12,7 +12,7 @@ struct DBusBenchmarkOptions: Sendable {
 
   static let usage = """
     usage: doppel-bench dbus --address ADDRESS [--seconds N | --count N] [--payload BYTES]
-                             [--warmup N] [--batch N] [--only WORKLOAD[,WORKLOAD…]]
+                             [--warmup N] [--batch N] [--only WORKLOAD[,WORKLOAD…]] [--isolated]
 
     D-Bus round trips between two connections of this process on the bus at ADDRESS
     (e.g. unix:path=/tmp/bus). Prints one `dbus.FIGURE VALUE` line per figure.
@@ -24,6 +24,8 @@ struct DBusBenchmarkOptions: Sendable {
       --warmup N         round trips before measuring each workload (default 500)
       --batch N          signals per batch in the stream workload (default 64)
       --only LIST        some of: call, signal, stream (default all three)
+      --isolated         run the benchmark's loops on the connections' executors, with no
+                         hop between a task and a connection's queue per message
     """
 
   var address = ""
@@ -32,6 +34,7 @@ struct DBusBenchmarkOptions: Sendable {
   var warmup = 500
   var batch = 64
   var workloads = Workload.allCases
+  var isolated = false
 
   init(parsing arguments: [String]) throws(UsageError) {
     var rest = arguments[...]
@@ -68,6 +71,7 @@ struct DBusBenchmarkOptions: Sendable {
       case "--payload": payload = try number(option, minimum: 4)
       case "--warmup": warmup = try number(option, minimum: 0)
       case "--batch": batch = try number(option, minimum: 1)
+      case "--isolated": isolated = true
       case "--only":
         let names = try value(option).split(separator: ",", omittingEmptySubsequences: false)
         var chosen: [Workload] = []
