@@ -11,7 +11,7 @@ let package = Package(
     .library(name: "BlueZ", targets: ["BlueZ"]),
   ],
   dependencies: [
-    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
   ],
   targets: [
     // libdbus-1, as Debian's libdbus-1-dev ships it. Header shim only.
@@ -28,7 +28,9 @@ let package = Package(
     // BlueZ over D-Bus, both roles: implements the GATT seams.
     .target(name: "BlueZ", dependencies: ["DBus", "GATT"]),
     // Emulated devices: transport-neutral, on the GATT seam only.
-    .target(name: "BlendMicro", dependencies: ["GATT"], path: "Peripherals/BlendMicro", exclude: ["README.md"]),
+    // Signal sources devices sample: generators, synthetic physiology, recordings.
+    .target(name: "Signals"),
+    .target(name: "BlendMicro", dependencies: ["GATT", "Signals"], path: "Peripherals/BlendMicro", exclude: ["README.md"]),
     // Client stacks, shaped like the vendors' apps and SDKs.
     .target(name: "BlendMicroClient", dependencies: ["GATT"], path: "Sources/Clients/BlendMicroClient"),
     .executableTarget(
@@ -39,8 +41,15 @@ let package = Package(
         "BlueZ",
         "BlendMicro",
         "BlendMicroClient",
+        "Signals",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
+    ),
+    // Benchmarks that print figures beside a peer's (ci/bench runs them).
+    .executableTarget(
+      name: "doppel-bench",
+      dependencies: ["DBus"],
+      path: "Benchmarks/doppel-bench"
     ),
     // The notification benchmark (ci/bench-notify runs it in the lab).
     .executableTarget(
@@ -50,10 +59,11 @@ let package = Package(
     ),
     .testTarget(name: "DBusTests", dependencies: ["DBus"]),
     .testTarget(name: "GATTTests", dependencies: ["GATT"]),
-    .testTarget(name: "BlendMicroTests", dependencies: ["BlendMicro", "BlendMicroClient", "GATT"]),
+    .testTarget(name: "SignalsTests", dependencies: ["Signals"]),
+    .testTarget(name: "BlendMicroTests", dependencies: ["BlendMicro", "BlendMicroClient", "GATT", "Signals"]),
     .testTarget(name: "DoppelCLITests", dependencies: ["doppel"]),
     // End-to-end tests over real BlueZ; ci/test runs them inside the virtual lab.
-    .testTarget(name: "LabTests", dependencies: ["BlueZ", "DBus", "GATT", "BlendMicro", "BlendMicroClient"]),
+    .testTarget(name: "LabTests", dependencies: ["BlueZ", "DBus", "GATT", "BlendMicro", "BlendMicroClient", "Signals"]),
   ],
   swiftLanguageModes: [.v6]
 )

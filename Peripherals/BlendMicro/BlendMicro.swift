@@ -1,4 +1,5 @@
 import GATT
+import Signals
 
 /// A RedBearLabs Blend Micro running the Kardia ECG firmware: the nRF8001
 /// UART service, Device Information, and an ECG streamed as ASCII decimal

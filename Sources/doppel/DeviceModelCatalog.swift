@@ -1,6 +1,7 @@
 import ArgumentParser
 import BlendMicro
 import GATT
+import Signals
 
 /// The device models the CLI can host, by the names scenarios and flags use.
 enum DeviceModelCatalog {

@@ -4,6 +4,7 @@ import BlendMicroClient
 import BlueZ
 import DBus
 import GATT
+import Signals
 
 /// `doppel e2e`: host a device on one adapter and its client on another in
 /// one process; print what arrived; exit non-zero when it is wrong.

@@ -1,6 +1,7 @@
 import BlendMicro
 import BlendMicroClient
 import GATT
+import Signals
 import Testing
 
 /// The Blend Micro and the Kardia-shaped client over the in-process loopback,

@@ -3,6 +3,7 @@ import BlendMicroClient
 import BlueZ
 import DBus
 import GATT
+import Signals
 import Testing
 
 extension LabTests {
