@@ -12,6 +12,7 @@ let package = Package(
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
   ],
   targets: [
     // libdbus-1, as Debian's libdbus-1-dev ships it. Header shim only.
@@ -31,11 +32,23 @@ let package = Package(
     // Signal sources devices sample: generators, synthetic physiology, recordings.
     .target(name: "Signals"),
     .target(name: "BlendMicro", dependencies: ["GATT", "Signals"], path: "Peripherals/BlendMicro", exclude: ["README.md"]),
+    // Scenario files: format, validation, signal sources, timeline, faults, expectations, runner.
+    .target(
+      name: "Scenario",
+      dependencies: ["GATT", "Signals", .product(name: "Yams", package: "Yams")]
+    ),
     // Client stacks, shaped like the vendors' apps and SDKs.
     .target(name: "BlendMicroClient", dependencies: ["GATT"], path: "Sources/Clients/BlendMicroClient"),
+    // Everything wired together: the device catalog for scenarios, the BlueZ transport.
+    .target(
+      name: "DoppelKit",
+      dependencies: ["BlueZ", "DBus", "GATT", "Signals", "Scenario", "BlendMicro", "BlendMicroClient"]
+    ),
     .executableTarget(
       name: "doppel",
       dependencies: [
+        "DoppelKit",
+        "Scenario",
         "DBus",
         "GATT",
         "BlueZ",

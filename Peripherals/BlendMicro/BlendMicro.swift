@@ -19,6 +19,8 @@ public actor BlendMicro: PeripheralModel {
   public nonisolated let advertisement: AdvertisementData
   public nonisolated let ecg: SyntheticECG
 
+  /// What the ECG stream carries when a scenario replaces the synthetic ECG.
+  private var source: (any SignalSource)?
   private var host: (any PeripheralHost)?
   private var stream: Task<Void, Never>?
   private var nextSample = 0
@@ -32,8 +34,12 @@ public actor BlendMicro: PeripheralModel {
 
   /// - Parameters:
   ///   - name: the GAP name (10 characters at most, as the nRF8001 allows).
-  public init(name: String = "BlendMicro", ecg: SyntheticECG = SyntheticECG()) {
+  ///   - ecg: the synthetic ECG sent, and the sample rate of any source.
+  ///   - source: a signal to send instead of `ecg` (a recording, a sine…),
+  ///     sampled at `ecg.sampleRate`; streaming stops when it ends.
+  public init(name: String = "BlendMicro", ecg: SyntheticECG = SyntheticECG(), source: (any SignalSource)? = nil) {
     self.ecg = ecg
+    self.source = source
     self.advertisement = AdvertisementData(localName: String(name.prefix(10)), serviceUUIDs: [Self.uartService])
     // The definitions are fixed and valid; a failure here is a programming error.
     self.profile = try! GATTProfile([
@@ -56,6 +62,11 @@ public actor BlendMicro: PeripheralModel {
   }
 
   public func start(host: any PeripheralHost) async { self.host = host }
+
+  /// Sends `source` from the next sample on, at the ECG's sample rate.
+  public func setSource(_ source: any SignalSource) {
+    self.source = source
+  }
 
   public func stop() async {
     stream?.cancel()
@@ -102,11 +113,14 @@ public actor BlendMicro: PeripheralModel {
   /// Sends the next sample; `false` when nobody listens any more.
   private func sendNext(_ host: any PeripheralHost) async -> Bool {
     let n = nextSample
-    if n < bufferStart || n >= bufferStart + buffer.count {
-      bufferStart = n
-      buffer = ecg.samples(n..<(n + max(1, Int(ecg.sampleRate))))
+    let value: Double
+    if var source {
+      guard let next = source.value(at: Double(n) / ecg.sampleRate) else { return false }
+      self.source = source
+      value = next
+    } else {
+      value = synthetic(n)
     }
-    let value = buffer[n - bufferStart]
     do {
       try await host.notify(Array(SyntheticECG.text(value).utf8), characteristic: Self.tx)
       nextSample = n + 1
@@ -114,5 +128,14 @@ public actor BlendMicro: PeripheralModel {
     } catch {
       return error.code != .noSubscribers && error.code != .notConnected
     }
+  }
+
+  /// Sample `n` of the synthetic ECG, computed a second ahead.
+  private func synthetic(_ n: Int) -> Double {
+    if n < bufferStart || n >= bufferStart + buffer.count {
+      bufferStart = n
+      buffer = ecg.samples(n..<(n + max(1, Int(ecg.sampleRate))))
+    }
+    return buffer[n - bufferStart]
   }
 }

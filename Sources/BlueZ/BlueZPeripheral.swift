@@ -24,7 +24,9 @@ public actor BlueZPeripheral: PeripheralHost {
   public nonisolated let clock: any Clock<Duration> = ContinuousClock()
   let bus: DBusConnection
   let objects: GATTApplicationObjects
-  let advertisement: LEAdvertisementObject
+  private(set) var advertisement: LEAdvertisementObject
+  /// Whether the advertisement is registered with BlueZ.
+  public private(set) var isAdvertising = true
   private let events: AsyncStream<Event>.Continuation
   private var eventTask: Task<Void, Never>?
   private var deviceWatch: Task<Void, Never>?
@@ -84,8 +86,10 @@ public actor BlueZPeripheral: PeripheralHost {
     guard isRunning else { return }
     isRunning = false
     if let manager = try? DBusRemoteObject(connection: bus, destination: BlueZ.service, path: adapter.path) {
-      _ = try? await manager.call(
-        BlueZ.advertisingManagerInterface, "UnregisterAdvertisement", [.objectPath(advertisement.path)])
+      if isAdvertising {
+        _ = try? await manager.call(
+          BlueZ.advertisingManagerInterface, "UnregisterAdvertisement", [.objectPath(advertisement.path)])
+      }
       _ = try? await manager.call(BlueZ.gattManagerInterface, "UnregisterApplication", [.objectPath(objects.root)])
     }
     try? await bus.unexport(advertisement.path)
@@ -97,6 +101,34 @@ public actor BlueZPeripheral: PeripheralHost {
     for waiter in confirmations.values.joined() { waiter.resume() }
     confirmations.removeAll()
   }
+
+  /// Starts or stops advertising, optionally with new data (a new name, …).
+  /// Connections stay up either way. New data is registered as a fresh
+  /// advertisement object, since BlueZ reads an advertisement's properties
+  /// only when it is registered.
+  public func setAdvertising(_ advertising: Bool, data: AdvertisementData? = nil) async throws {
+    guard isRunning else { return }
+    let manager = try DBusRemoteObject(connection: bus, destination: BlueZ.service, path: adapter.path)
+    if isAdvertising, !advertising || data != nil {
+      _ = try await manager.call(
+        BlueZ.advertisingManagerInterface, "UnregisterAdvertisement", [.objectPath(advertisement.path)])
+      isAdvertising = false
+    }
+    if let data {
+      try? await bus.unexport(advertisement.path)
+      advertisementGeneration += 1
+      let path = try objects.root.appending("advertisement\(advertisementGeneration)")
+      advertisement = LEAdvertisementObject(path: path, data: data)
+      try await advertisement.export(on: bus) { _ in [] }
+    }
+    if advertising, !isAdvertising {
+      _ = try await manager.call(
+        BlueZ.advertisingManagerInterface, "RegisterAdvertisement", [.objectPath(advertisement.path), .properties([:])])
+      isAdvertising = true
+    }
+  }
+
+  private var advertisementGeneration = 0
 
   /// Calls the model for each event, in order; answers BlueZ's calls.
   private static func deliver(_ events: AsyncStream<Event>, to model: any PeripheralModel) async {

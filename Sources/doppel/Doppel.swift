@@ -7,6 +7,9 @@ struct Doppel: AsyncParsableCommand {
     commandName: "doppel",
     abstract: "Emulated BLE peripherals on BlueZ, their client stacks, and the scenarios that drive them.",
     version: DoppelVersion.current,
-    subcommands: [DevicesCommand.self, AdvertiseCommand.self, WatchCommand.self, EndToEndCommand.self]
+    subcommands: [
+      DevicesCommand.self, AdvertiseCommand.self, WatchCommand.self, CheckCommand.self, RunCommand.self,
+      EndToEndCommand.self,
+    ]
   )
 }

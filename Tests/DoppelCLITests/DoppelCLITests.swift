@@ -43,7 +43,7 @@ import Testing
     #expect(version.output.trimmingCharacters(in: .whitespacesAndNewlines) == "0.1.0")
     let help = try run(["--help"])
     #expect(help.status == 0)
-    for verb in ["devices", "advertise", "watch", "e2e"] { #expect(help.output.contains(verb), "help lacks \(verb)") }
+    for verb in ["devices", "advertise", "watch", "check", "run", "e2e"] { #expect(help.output.contains(verb), "help lacks \(verb)") }
   }
 
   @Test func devicesListsTheBlendMicroProfile() throws {
@@ -62,12 +62,41 @@ import Testing
   }
 
   @Test func badOptionValuesAreRejected() throws {
-    let outcome = try run(["e2e", "--heart-rate", "400"])
+    let outcome = try run(["advertise", "blend-micro", "--heart-rate", "400"])
     #expect(outcome.status == 64)
     #expect(outcome.error.contains("--heart-rate must be 20…250 bpm, got 400"))
-    let same = try run(["e2e", "--peripheral-adapter", "hci0", "--central-adapter", "hci0"])
-    #expect(same.status == 64)
-    #expect(same.error.contains("different adapters"))
+  }
+
+  @Test func checkReportsEveryProblemWithItsPlaceAndExitsTwo() throws {
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent("doppel-cli-\(getpid()).yaml").path
+    try """
+      scenario: broken
+      devices:
+        - id: board
+          model: blend-micro
+          config: {sample-rat: 100}
+      duration: 10
+      """.write(toFile: file, atomically: true, encoding: .utf8)
+    defer { try? FileManager.default.removeItem(atPath: file) }
+    let outcome = try run(["check", file])
+    #expect(outcome.status == 2)
+    #expect(outcome.error.contains("\(file):5:14: error: unknown key 'sample-rat'"))
+    #expect(outcome.error.contains("did you mean 'sample-rate'?"))
+    #expect(outcome.error.contains("\(file):6:11: error: 'duration' must be a duration"))
+    let e2e = try run(["e2e", "--loopback", file])
+    #expect(e2e.status == 2, "an invalid scenario must not run")
+  }
+
+  @Test func scenarioFilesCheckAndTheQuickStartPassesInTheLoopback() throws {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent()
+    let quickStart = root.appendingPathComponent("Scenarios/blend-micro/quick-start.yaml").path
+    let check = try run(["check", quickStart])
+    #expect(check.status == 0, "\(check.error)")
+    let e2e = try run(["e2e", "--loopback", quickStart])
+    #expect(e2e.status == 0, "\(e2e.output)\(e2e.error)")
+    #expect(e2e.output.contains("e2e: PASS"))
+    #expect(e2e.output.contains("PASS board: heart-rate"))
   }
 
   @Test func noBlueZIsAClearErrorNotAHang() throws {

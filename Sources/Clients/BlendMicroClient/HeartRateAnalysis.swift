@@ -27,7 +27,8 @@ public struct HeartRateAnalysis: Hashable, Sendable {
     for i in amplitudes.indices {
       window.append((times[i], amplitudes[i]))
       while let first = window.first, times[i] - first.time > 2 { window.removeFirst() }
-      guard i > 0, i + 1 < amplitudes.count else { continue }
+      // The adaptive threshold needs a second of signal before it can tell an R wave from a T wave.
+      guard i > 0, i + 1 < amplitudes.count, times[i] - times[0] >= 1 else { continue }
       let value = amplitudes[i]
       let threshold = 0.6 * (window.map(\.value).max() ?? value)
       if value >= threshold, value > amplitudes[i - 1], value >= amplitudes[i + 1], times[i] - lastPeak > refractory {

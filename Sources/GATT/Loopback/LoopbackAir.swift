@@ -173,6 +173,33 @@ public final class LoopbackAir: Sendable {
     await closeLinks(to: peripheral, andSetInRange: inRange)
   }
 
+  /// Starts or stops a peripheral's advertising, optionally with new
+  /// advertisement data. Not advertising, it is not reported by scans and
+  /// connection attempts wait (as with a real peripheral, which only accepts a
+  /// connection on a connectable advertisement); its links stay up. Advertising
+  /// again, scans that have not reported it yet do, and waiting attempts connect.
+  public func setAdvertising(
+    _ advertising: Bool, _ peripheral: PeripheralID, advertisement: AdvertisementData? = nil
+  ) async throws(GATTError) {
+    if let advertisement {
+      do {
+        _ = try advertisement.legacyLayout()
+      } catch {
+        throw GATTError(.invalidArgument, "cannot advertise: \(error)")
+      }
+    }
+    let deferred: [LoopbackAirState.Deferred] = state.withLock { state in
+      guard let index = state.peripherals.firstIndex(where: { $0.id == peripheral }) else { return [] }
+      state.peripherals[index].advertising = advertising
+      if let advertisement { state.peripherals[index].advertisement = advertisement }
+      let hosted = state.peripherals[index]
+      guard hosted.reachable else { return [] }
+      state.announce(hosted)
+      return state.connectPending(to: hosted)
+    }
+    for work in deferred { work() }
+  }
+
   private func closeLinks(to peripheral: PeripheralID, andSetInRange inRange: Bool?) async {
     await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
       let deferred: [LoopbackAirState.Deferred] = state.withLock { state in
@@ -190,7 +217,7 @@ public final class LoopbackAir: Sendable {
               link.serial, centralReason: .linkLoss, peripheralReason: .linkLoss)
           }
         }
-        if inRange == true {
+        if inRange == true, hosted.reachable {
           state.announce(hosted)
           deferred += state.connectPending(to: hosted)
         }

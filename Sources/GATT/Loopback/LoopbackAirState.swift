@@ -12,10 +12,14 @@ struct LoopbackAirState {
     let generation: UInt64
     let model: any PeripheralModel
     let profile: GATTProfile
-    let advertisement: AdvertisementData
+    var advertisement: AdvertisementData
     let rssi: Int
     let preferredMTU: Int
     var inRange: Bool
+    /// Whether it advertises (connectable): scans report it and connections reach it only then.
+    var advertising = true
+    /// In range and advertising: scans see it, connection attempts reach it.
+    var reachable: Bool { inRange && advertising }
     let events: PeripheralEventQueue
   }
 
@@ -195,7 +199,7 @@ struct LoopbackAirState {
 
   /// Reports a peripheral to every scan that matches it and has not reported it yet.
   mutating func announce(_ hosted: Hosted) {
-    guard hosted.inRange else { return }
+    guard hosted.reachable else { return }
     let discovered = DiscoveredPeripheral(
       id: hosted.id, rssi: hosted.rssi, advertisement: hosted.advertisement)
     for index in scans.indices

@@ -55,7 +55,7 @@ public struct LoopbackCentral: CentralLink {
           if let link = state.openLink(from: central, to: peripheral) {
             return .success(link.serial)
           }
-          if hosted.inRange {
+          if hosted.reachable {
             _ = state.establishLink(from: central, centralMTU: centralMTU, to: hosted) { serial in
               continuation.resume(returning: .success(serial))
             }

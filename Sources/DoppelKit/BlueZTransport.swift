@@ -1,0 +1,99 @@
+import BlueZ
+import DBus
+import GATT
+import Scenario
+
+/// Runs a scenario over BlueZ in wall time: each device hosted on its
+/// adapter (default the first), each client on an adapter of its own that
+/// hosts no device (the emulated controllers carry one LE link each well).
+public actor BlueZTransport: ScenarioTransport {
+  public nonisolated let clock: any Clock<Duration> = ContinuousClock()
+  private let bus: DBusBusAddress
+  private var peripheralBus: DBusConnection?
+  private var centralBuses: [DBusConnection] = []
+  private var hosted: [String: String] = [:]
+  private var clientAdapters: [String: BluetoothAdapter] = [:]
+  private let centralAdapters: [String]?
+  private var hostedCount = 0
+
+  /// - Parameter centralAdapters: adapters clients may use, in order; `nil`
+  ///   takes every adapter that hosts no device.
+  public init(bus: DBusBusAddress = .system, centralAdapters: [String]? = nil) {
+    self.bus = bus
+    self.centralAdapters = centralAdapters
+  }
+
+  private func connectBus() async throws -> DBusConnection {
+    try await DBusConnection.connect(to: bus)
+  }
+
+  public func host(_ model: any PeripheralModel, device: DeviceSpec) async throws -> any HostedDevice {
+    let bus: DBusConnection
+    if let existing = peripheralBus {
+      bus = existing
+    } else {
+      bus = try await connectBus()
+      peripheralBus = bus
+    }
+    let adapter = try await BluetoothAdapter.find(device.adapter, on: bus)
+    try await adapter.powerOn(on: bus)
+    hostedCount += 1
+    let peripheral = try await BlueZPeripheral.host(model, on: adapter, bus: bus, name: "scenario\(hostedCount)")
+    hosted[device.id] = adapter.name
+    return Hosted(peripheral: peripheral)
+  }
+
+  public func centralLink(for device: DeviceSpec) async throws -> any CentralLink {
+    let bus = try await connectBus()
+    centralBuses.append(bus)
+    let all = try await BluetoothAdapter.all(on: bus)
+    let hosting = Set(hosted.values)
+    let taken = Set(clientAdapters.values.map(\.name))
+    let candidates = all.filter { adapter in
+      !hosting.contains(adapter.name) && !taken.contains(adapter.name)
+        && (centralAdapters.map { $0.contains(adapter.name) || $0.contains(adapter.address) } ?? true)
+    }
+    guard let adapter = candidates.first else {
+      throw ScenarioError(
+        .invalidValue, file: "", line: 0, column: 0,
+        "no free adapter for \(device.id)'s client: adapters \(all.map(\.name).joined(separator: ", ")), "
+          + "hosting devices \(hosting.sorted().joined(separator: ", ")), taken by clients \(taken.sorted().joined(separator: ", "))",
+        suggestion: "give the lab more adapters (ci/lab --adapters N)")
+    }
+    try await adapter.powerOn(on: bus)
+    clientAdapters[device.id] = adapter
+    return BlueZCentral(adapter: adapter, bus: bus)
+  }
+
+  /// The adapter a device's client was given.
+  public func clientAdapter(for device: String) -> BluetoothAdapter? { clientAdapters[device] }
+
+  public nonisolated func run(
+    for duration: Duration?, granularity: Duration, ended: @escaping @Sendable () async -> Bool
+  ) async throws {
+    let clock = ContinuousClock()
+    let end = duration.map { clock.now.advanced(by: $0) }
+    while await !ended() {
+      let step = end.map { min(granularity, clock.now.duration(to: $0)) } ?? granularity
+      guard step > .zero else { return }
+      try await clock.sleep(for: step)
+    }
+  }
+
+  public func shutdown() async {
+    for bus in centralBuses { await bus.close() }
+    centralBuses = []
+    await peripheralBus?.close()
+    peripheralBus = nil
+  }
+
+  struct Hosted: HostedDevice {
+    let peripheral: BlueZPeripheral
+
+    func setAdvertising(_ advertising: Bool, advertisement: AdvertisementData?) async throws {
+      try await peripheral.setAdvertising(advertising, data: advertisement)
+    }
+
+    func stop() async { await peripheral.stop() }
+  }
+}

@@ -1,0 +1,58 @@
+import Foundation
+
+/// Where a client stack reports what it observes during an end-to-end run:
+/// samples per stream, events, derived figures, errors. Times are seconds
+/// from the start of the run on the run's clock.
+public actor ClientObserver {
+  private var devices: [String: DeviceObservations] = [:]
+  private let elapsed: @Sendable () -> Duration
+  private let progress: @Sendable (String) -> Void
+
+  /// - Parameters:
+  ///   - clock: the run's clock; times count from now.
+  ///   - progress: receives a line for each notable event (connections, errors).
+  public init(clock: any Clock<Duration>, progress: @escaping @Sendable (String) -> Void = { _ in }) {
+    self.elapsed = Self.stopwatch(clock)
+    self.progress = progress
+  }
+
+  private static func stopwatch<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {
+    let start = clock.now
+    return { start.duration(to: clock.now) }
+  }
+
+  /// Seconds since the start of the run.
+  public var now: Double { elapsed().seconds }
+
+  /// A sample of `stream`; `time` is the device's time stamp in seconds from
+  /// the start of the run when the protocol carries one, else the arrival time.
+  public func sample(_ value: Double, stream: String, device: String, time: Double? = nil) {
+    devices[device, default: DeviceObservations()].streams[stream, default: StreamStatistics()]
+      .add(value, at: time ?? now)
+  }
+
+  /// An event (`connected`, `disconnected`, `malformed`, `tag`, …).
+  public func event(_ name: String, device: String, detail: String? = nil) {
+    devices[device, default: DeviceObservations()].events[name, default: 0] += 1
+    if name == "connected", devices[device]?.connectedAt == nil { devices[device]?.connectedAt = now }
+    if name != "malformed" || devices[device]?.events["malformed"] == 1 {
+      progress(String(format: "%8.3f s  %@: %@%@", now, device, name, detail.map { " (\($0))" } ?? ""))
+    }
+  }
+
+  /// The current value of a derived figure (`heart-rate`, …).
+  public func metric(_ name: String, _ value: Double, device: String) {
+    devices[device, default: DeviceObservations()].metrics[name] = value
+  }
+
+  /// An error the client reported.
+  public func error(_ message: String, device: String) {
+    var observations = devices[device, default: DeviceObservations()]
+    if observations.errors.count < 100 { observations.errors.append(message) } else { observations.moreErrors += 1 }
+    devices[device] = observations
+    progress(String(format: "%8.3f s  %@: error: %@", now, device, message))
+  }
+
+  /// Everything observed so far, by device id.
+  public var observations: [String: DeviceObservations] { devices }
+}

@@ -1,0 +1,101 @@
+/// What a scenario may say about one device model: its settings, streams,
+/// actions, and what its client can report. The parser checks a scenario
+/// against these, and `doppel devices` prints them.
+public struct DeviceDescription: Sendable {
+  /// The model's name in scenarios and on the command line.
+  public var model: String
+  public var summary: String
+  /// Keys allowed under the device's `config:`.
+  public var settings: [SettingSpec]
+  /// Streams a `streams:` entry or `set-stream` may drive.
+  public var streams: [StreamSpec]
+  /// Model-specific timeline actions.
+  public var actions: [ActionSpec]
+  /// Keys allowed under the device's `client:` (end-to-end runs).
+  public var clientSettings: [SettingSpec]
+  /// Figures the client derives, for `metric` expectations.
+  public var metrics: [String]
+  /// Events the client can report, for `event` expectations (beside
+  /// `connected`, `disconnected` and `malformed`, which every client has).
+  public var events: [String]
+
+  public init(
+    model: String, summary: String, settings: [SettingSpec] = [], streams: [StreamSpec] = [],
+    actions: [ActionSpec] = [], clientSettings: [SettingSpec] = [], metrics: [String] = [], events: [String] = []
+  ) {
+    self.model = model
+    self.summary = summary
+    self.settings = settings
+    self.streams = streams
+    self.actions = actions
+    self.clientSettings = clientSettings
+    self.metrics = metrics
+    self.events = events
+  }
+
+  /// The events every client reports.
+  public static let commonEvents = ["connected", "disconnected", "malformed"]
+}
+
+/// One setting: its key, kind, default and meaning.
+public struct SettingSpec: Sendable {
+  /// The kinds of value a setting takes.
+  public enum Kind: Sendable, Hashable {
+    case number(ClosedRange<Double>)
+    case integer(ClosedRange<Int>)
+    case text
+    case flag
+    case duration
+    case choice([String])
+
+    /// How the kind reads in an error message.
+    public var expectation: String {
+      switch self {
+      case .number(let range): "a number from \(range.lowerBound) to \(range.upperBound)"
+      case .integer(let range): "a whole number from \(range.lowerBound) to \(range.upperBound)"
+      case .text: "text"
+      case .flag: "true or false"
+      case .duration: "a duration like 500ms, 10s, 2m or 1h"
+      case .choice(let choices): "one of " + choices.joined(separator: ", ")
+      }
+    }
+  }
+
+  public var key: String
+  public var kind: Kind
+  public var defaultValue: SettingValue?
+  public var help: String
+
+  public init(_ key: String, _ kind: Kind, default defaultValue: SettingValue? = nil, help: String) {
+    self.key = key
+    self.kind = kind
+    self.defaultValue = defaultValue
+    self.help = help
+  }
+}
+
+/// A stream a device sends: its name, unit and what it is.
+public struct StreamSpec: Sendable {
+  public var name: String
+  public var unit: String
+  public var help: String
+
+  public init(_ name: String, unit: String, help: String) {
+    self.name = name
+    self.unit = unit
+    self.help = help
+  }
+}
+
+/// A model-specific timeline action and its parameters.
+public struct ActionSpec: Sendable {
+  public var name: String
+  public var parameters: [SettingSpec]
+  public var help: String
+
+  public init(_ name: String, parameters: [SettingSpec] = [], help: String) {
+    self.name = name
+    self.parameters = parameters
+    self.help = help
+  }
+}

@@ -1,0 +1,73 @@
+import Foundation
+
+/// Judges an expectation against what a client observed.
+enum ExpectationCheck {
+  static func evaluate(_ expectation: Expectation, _ observed: DeviceObservations?) -> ScenarioReport.Result {
+    let observed = observed ?? DeviceObservations()
+    func result(_ passed: Bool, _ saw: String, _ wanted: String) -> ScenarioReport.Result {
+      ScenarioReport.Result(expectation: expectation, passed: passed, observed: saw, expected: wanted)
+    }
+    switch expectation.check {
+    case .connected(let within):
+      guard let at = observed.connectedAt else {
+        return result(false, "never connected", "connected within \(ScenarioDuration.format(within))")
+      }
+      return result(
+        at <= within.seconds, String(format: "connected after %.3f s", at),
+        "connected within \(ScenarioDuration.format(within))")
+    case .samples(let stream, let count, let rate, let minimum, let maximum, let mean):
+      let stats = observed.streams[stream] ?? StreamStatistics()
+      var failures: [String] = []
+      var wanted: [String] = []
+      if let count {
+        wanted.append(
+          count.upperBound == Int.max
+            ? "at least \(count.lowerBound) samples" : "\(count.lowerBound)…\(count.upperBound) samples")
+        if !count.contains(stats.count) { failures.append("count") }
+      }
+      if let rate {
+        wanted.append("rate \(rate)/s")
+        if !(stats.rate.map(rate.accepts) ?? false) { failures.append("rate") }
+      }
+      if let minimum {
+        wanted.append("values ≥ \(minimum)")
+        if stats.count == 0 || stats.minimum < minimum { failures.append("minimum") }
+      }
+      if let maximum {
+        wanted.append("values ≤ \(maximum)")
+        if stats.count == 0 || stats.maximum > maximum { failures.append("maximum") }
+      }
+      if let mean {
+        wanted.append("mean \(mean)")
+        if !(stats.mean.map(mean.accepts) ?? false) { failures.append("mean") }
+      }
+      var saw = "\(stats.count) '\(stream)' samples"
+      if let r = stats.rate { saw += String(format: " at %.2f/s", r) }
+      if stats.count > 0, let m = stats.mean {
+        saw += String(format: ", %.4g…%.4g, mean %.4g", stats.minimum, stats.maximum, m)
+      }
+      return result(failures.isEmpty, saw, wanted.joined(separator: ", "))
+    case .metric(let name, let tolerance):
+      guard let value = observed.metrics[name] else {
+        return result(false, "no \(name) reported", "\(name) \(tolerance)")
+      }
+      return result(tolerance.accepts(value), String(format: "%@ %.4g", name, value), "\(name) \(tolerance)")
+    case .event(let name, let count):
+      let seen = observed.events[name] ?? 0
+      let wanted =
+        count.upperBound == Int.max
+        ? "'\(name)' at least \(count.lowerBound)×"
+        : count.lowerBound == count.upperBound
+          ? "'\(name)' \(count.lowerBound)×" : "'\(name)' \(count.lowerBound)…\(count.upperBound)×"
+      return result(count.contains(seen), "'\(name)' \(seen)×", wanted)
+    case .error(let text):
+      let match = observed.errors.first { $0.contains(text) }
+      return result(
+        match != nil, match.map { "error: \($0)" } ?? "\(observed.errors.count) errors, none containing it",
+        "an error containing '\(text)'")
+    case .noErrors:
+      let count = observed.errors.count + observed.moreErrors
+      return result(count == 0, count == 0 ? "no errors" : "\(count) errors, first: \(observed.errors[0])", "no errors")
+    }
+  }
+}

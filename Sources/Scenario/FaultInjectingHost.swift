@@ -1,0 +1,40 @@
+import GATT
+
+/// The `PeripheralHost` a device model sees in a scenario: the transport's
+/// host, with the scenario's faults applied to what the model sends.
+struct FaultInjectingHost: PeripheralHost {
+  let base: any PeripheralHost
+  let faults: FaultPlan
+
+  var clock: any Clock<Duration> { base.clock }
+
+  func notify(_ value: [UInt8], characteristic: CharacteristicAddress) async throws(GATTError) {
+    switch await faults.nextNotification() {
+    case .send: try await base.notify(value, characteristic: characteristic)
+    case .drop:
+      // Lost on air: the model cannot tell, as with a real link.
+      if await base.subscribers(of: characteristic).isEmpty { throw GATTError(.noSubscribers, "no subscribers") }
+    case .corrupt: try await base.notify(FaultPlan.corrupt(value), characteristic: characteristic)
+    }
+  }
+
+  func indicate(_ value: [UInt8], characteristic: CharacteristicAddress) async throws(GATTError) {
+    switch await faults.nextNotification() {
+    case .send: try await base.indicate(value, characteristic: characteristic)
+    case .drop:
+      // An indication that never arrives is never confirmed: the link layer gives up.
+      throw GATTError(.timeout, "indication lost (scenario fault)")
+    case .corrupt: try await base.indicate(FaultPlan.corrupt(value), characteristic: characteristic)
+    }
+  }
+
+  func subscribers(of characteristic: CharacteristicAddress) async -> [CentralID] {
+    await base.subscribers(of: characteristic)
+  }
+
+  var connectedCentrals: [CentralID] { get async { await base.connectedCentrals } }
+
+  func mtu(for central: CentralID) async -> Int? { await base.mtu(for: central) }
+
+  func disconnect(_ central: CentralID) async { await base.disconnect(central) }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import Yams
+
+/// Reads scenario files and checks them against the device models Doppel
+/// has: every problem is reported with file, line and column, and nothing is
+/// returned unless the whole file is valid.
+public struct ScenarioParser: Sendable {
+  /// The device models scenarios may use.
+  public var models: [DeviceDescription]
+
+  public init(models: [DeviceDescription]) { self.models = models }
+
+  static let topKeys = ["scenario", "description", "seed", "duration", "devices", "timeline", "expect"]
+  static let deviceKeys = ["id", "model", "name", "serial", "adapter", "advertise", "config", "streams", "client"]
+
+  /// Reads and checks the scenario at `path`.
+  public func parse(file path: String) throws(ScenarioValidationError) -> Scenario {
+    guard let data = FileManager.default.contents(atPath: path) else {
+      let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "does not exist"
+      throw ScenarioValidationError([ScenarioError(.unreadable, file: path, line: 0, column: 0, "the file \(reason)")])
+    }
+    guard let text = String(data: data, encoding: .utf8) else {
+      throw ScenarioValidationError([
+        ScenarioError(.unreadable, file: path, line: 0, column: 0, "the file is not UTF-8 text")
+      ])
+    }
+    return try parse(yaml: text, file: path)
+  }
+
+  /// Checks the scenario in `yaml`; `file` names it in errors and anchors recordings' relative paths.
+  public func parse(yaml: String, file: String) throws(ScenarioValidationError) -> Scenario {
+    let document = ScenarioDocument(file: file)
+    let root: Node
+    do {
+      guard let node = try Yams.compose(yaml: yaml) else {
+        throw ScenarioValidationError([
+          ScenarioError(
+            .missingKey, file: file, line: 0, column: 0, "the file is empty", expected: "a scenario mapping")
+        ])
+      }
+      root = node
+    } catch let error as ScenarioValidationError {
+      throw error
+    } catch {
+      throw ScenarioValidationError([Self.syntaxError(error, file: file)])
+    }
+    let scenario = ScenarioReader(parser: self, document: document).read(root)
+    guard document.errors.isEmpty, let scenario else {
+      throw ScenarioValidationError(document.errors.sorted { ($0.line, $0.column) < ($1.line, $1.column) })
+    }
+    return scenario
+  }
+
+  static func syntaxError(_ error: any Error, file: String) -> ScenarioError {
+    switch error as? YamlError {
+    case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _),
+      .composer(let context, let problem, let mark, _):
+      let about = context.map { " \($0.text)" } ?? ""
+      return ScenarioError(
+        .syntax, file: file, line: mark.line, column: mark.column, "not valid YAML: \(problem)\(about)")
+    case .reader(let problem, _, _, _):
+      return ScenarioError(.syntax, file: file, line: 0, column: 0, "not readable YAML: \(problem)")
+    default:
+      return ScenarioError(.syntax, file: file, line: 0, column: 0, "not valid YAML: \(error)")
+    }
+  }
+}

@@ -1,0 +1,570 @@
+import Yams
+
+/// Walks a scenario's YAML tree into a `Scenario`, recording every problem in
+/// the document. Used by `ScenarioParser`.
+struct ScenarioReader {
+  let parser: ScenarioParser
+  let document: ScenarioDocument
+
+  private var modelNames: [String] { parser.models.map(\.model) }
+
+  func read(_ root: Node) -> Scenario? {
+    guard
+      let entries = document.entries(
+        root, of: "the scenario", allowed: ScenarioParser.topKeys, required: ["scenario", "devices"])
+    else { return nil }
+    var name = ""
+    var description: String?
+    var seed: UInt64 = 1
+    var duration: Duration?
+    var devices: [DeviceSpec] = []
+    var timelineNode: Node?
+    var expectNode: Node?
+    for (key, _, value) in entries {
+      switch key {
+      case "scenario": name = document.text(value, "'scenario' (its name)") ?? ""
+      case "description": description = document.text(value, "'description'")
+      case "seed": seed = document.seed(value, "'seed'") ?? seed
+      case "duration": duration = document.duration(value, "'duration'")
+      case "devices": devices = readDevices(value, seed: seed)
+      case "timeline": timelineNode = value
+      case "expect": expectNode = value
+      default: break
+      }
+    }
+    // Seeds given after `devices` in the file still apply to them.
+    if let seedEntry = entries.first(where: { $0.key == "seed" }), let value = document.seed(seedEntry.value, "'seed'")
+    {
+      seed = value
+    }
+    let timeline = timelineNode.map { readTimeline($0, devices: devices, duration: duration) } ?? []
+    let expectations = expectNode.map { readExpectations($0, devices: devices) } ?? []
+    return Scenario(
+      name: name, description: description, seed: seed, duration: duration, devices: devices, timeline: timeline,
+      expectations: expectations, file: document.file)
+  }
+
+  // MARK: Devices
+
+  private func readDevices(_ node: Node, seed: UInt64) -> [DeviceSpec] {
+    guard let items = document.sequence(node, of: "'devices'") else { return [] }
+    if items.isEmpty { document.fail(.invalidValue, at: node, "'devices' is empty", expected: "at least one device") }
+    var devices: [DeviceSpec] = []
+    for item in items {
+      guard let device = readDevice(item) else { continue }
+      if devices.contains(where: { $0.id == device.id }) {
+        document.fail(
+          .invalidValue, at: item, "device id '\(device.id)' is used twice", suggestion: "give each device its own id")
+        continue
+      }
+      devices.append(device)
+    }
+    return devices
+  }
+
+  private func readDevice(_ node: Node) -> DeviceSpec? {
+    guard
+      let entries = document.entries(
+        node, of: "a device", allowed: ScenarioParser.deviceKeys, required: ["id", "model"])
+    else { return nil }
+    let value = { (key: String) in entries.first { $0.key == key }?.value }
+    guard let idNode = value("id"), let modelNode = value("model"),
+      let id = document.text(idNode, "a device's 'id'"), let model = document.text(modelNode, "'model'")
+    else { return nil }
+    if id.isEmpty || !id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) {
+      document.fail(.invalidValue, at: idNode, "a device id is letters, digits, '-' and '_'", found: "'\(id)'")
+    }
+    guard let description = parser.models.first(where: { $0.model == model }) else {
+      document.fail(
+        .unknownModel, at: modelNode, "unknown device model '\(model)'",
+        expected: "one of " + modelNames.joined(separator: ", "),
+        suggestion: ScenarioDocument.closest(to: model, in: modelNames).map { "did you mean '\($0)'?" })
+      return nil
+    }
+    var device = DeviceSpec(id: id, model: model, location: document.location(node))
+    for (key, _, node) in entries {
+      switch key {
+      case "name":
+        device.name = document.text(node, "'name'")
+        if let name = device.name, name.utf8.count > 29 {
+          document.fail(
+            .invalidValue, at: node, "the advertised name is too long to advertise", expected: "at most 29 bytes",
+            found: "\(name.utf8.count) bytes")
+        }
+      case "serial": device.serial = document.text(node, "'serial'")
+      case "adapter":
+        device.adapter = document.text(node, "'adapter'")
+        if let adapter = device.adapter, !Self.isAdapter(adapter) {
+          document.fail(
+            .invalidValue, at: node, "'\(adapter)' is not an adapter",
+            expected: "an hci name like hci0 or an address like 00:AA:01:00:00:23")
+        }
+      case "advertise": device.advertisesAtStart = document.flag(node, "'advertise'") ?? true
+      case "config": device.settings = readSettings(node, specs: description.settings, of: "\(model)'s config")
+      case "client":
+        device.client = readSettings(node, specs: description.clientSettings, of: "\(model)'s client settings")
+      case "streams":
+        let names = description.streams.map(\.name)
+        guard let streams = document.entries(node, of: "\(model)'s streams", allowed: names) else { continue }
+        for (stream, _, source) in streams {
+          if let spec = readSource(source, what: "stream '\(stream)'") { device.streams[stream] = spec }
+        }
+      default: break
+      }
+    }
+    return device
+  }
+
+  static func isAdapter(_ text: String) -> Bool {
+    if text.hasPrefix("hci"), let n = Int(text.dropFirst(3)), n >= 0 { return true }
+    let parts = text.split(separator: ":")
+    return parts.count == 6 && parts.allSatisfy { $0.count == 2 && UInt8($0, radix: 16) != nil }
+  }
+
+  private func readSettings(_ node: Node, specs: [SettingSpec], of what: String) -> [String: SettingValue] {
+    guard let entries = document.entries(node, of: what, allowed: specs.map(\.key)) else { return [:] }
+    var settings: [String: SettingValue] = [:]
+    for (key, _, value) in entries {
+      guard let spec = specs.first(where: { $0.key == key }) else { continue }
+      if let setting = document.setting(value, spec, "'\(key)'") { settings[key] = setting }
+    }
+    return settings
+  }
+
+  // MARK: Sources
+
+  static let sourceKinds = ["constant", "ramp", "sine", "noise", "ecg", "csv", "sum"]
+
+  func readSource(_ node: Node, what: String) -> SourceSpec? {
+    if case .scalar = node, let value = document.number(node, "\(what) (a constant)") { return .constant(value) }
+    if case .scalar = node { return nil }
+    guard let entries = document.entries(node, of: what, allowed: Self.sourceKinds) else { return nil }
+    guard entries.count == 1, let (kind, _, body) = entries.first else {
+      if !entries.isEmpty || document.errors.isEmpty {
+        document.fail(
+          .invalidValue, at: node, "\(what) must name exactly one kind of source",
+          expected: "one of " + Self.sourceKinds.joined(separator: ", "), found: "\(entries.count) kinds")
+      }
+      return nil
+    }
+    switch kind {
+    case "constant":
+      return document.number(body, "a constant").map(SourceSpec.constant)
+    case "ramp":
+      guard
+        let fields = fields(body, of: "a ramp", allowed: ["from", "to", "over"], required: ["from", "to", "over"]),
+        let from = fields["from"].flatMap({ document.number($0, "a ramp's 'from'") }),
+        let to = fields["to"].flatMap({ document.number($0, "a ramp's 'to'") }),
+        let over = fields["over"].flatMap({ document.duration($0, "a ramp's 'over'") })
+      else { return nil }
+      return .ramp(from: from, to: to, over: over)
+    case "sine":
+      guard
+        let fields = fields(
+          body, of: "a sine", allowed: ["amplitude", "frequency", "phase", "offset"],
+          required: ["amplitude", "frequency"]),
+        let amplitude = fields["amplitude"].flatMap({ document.number($0, "a sine's 'amplitude'") }),
+        let frequency = fields["frequency"].flatMap({ document.number($0, "a sine's 'frequency'", in: 0...10_000) })
+      else { return nil }
+      let phase = fields["phase"].flatMap { document.number($0, "a sine's 'phase'") } ?? 0
+      let offset = fields["offset"].flatMap { document.number($0, "a sine's 'offset'") } ?? 0
+      return .sine(amplitude: amplitude, frequency: frequency, phase: phase, offset: offset)
+    case "noise":
+      guard let fields = fields(body, of: "noise", allowed: ["mean", "sd", "seed"], required: ["sd"]),
+        let sd = fields["sd"].flatMap({ document.number($0, "noise's 'sd'", in: 0...Double.greatestFiniteMagnitude) })
+      else { return nil }
+      return .noise(
+        mean: fields["mean"].flatMap { document.number($0, "noise's 'mean'") } ?? 0, standardDeviation: sd,
+        seed: fields["seed"].flatMap { document.seed($0, "noise's 'seed'") })
+    case "ecg":
+      guard
+        let fields = fields(
+          body, of: "an ecg source", allowed: ["heart-rate", "noise", "arrhythmia", "seed"], required: ["heart-rate"]),
+        let rate = fields["heart-rate"].flatMap({ document.number($0, "'heart-rate'", in: 20...250) })
+      else { return nil }
+      let noise = fields["noise"].flatMap { document.number($0, "an ecg's 'noise'", in: 0...10) } ?? 0.01
+      var episodes: [ClosedRange<Double>] = []
+      if let list = fields["arrhythmia"], let items = document.sequence(list, of: "'arrhythmia' (episodes)") {
+        for item in items {
+          guard
+            let episode = self.fields(
+              item, of: "an arrhythmia episode", allowed: ["from", "to"], required: ["from", "to"]),
+            let from = episode["from"].flatMap({ document.duration($0, "an episode's 'from'", allowZero: true) }),
+            let to = episode["to"].flatMap({ document.duration($0, "an episode's 'to'") })
+          else { continue }
+          guard from < to else {
+            document.fail(.invalidValue, at: item, "an arrhythmia episode must end after it starts")
+            continue
+          }
+          episodes.append(from.seconds...to.seconds)
+        }
+      }
+      return .ecg(
+        heartRate: rate, noise: noise, arrhythmia: episodes,
+        seed: fields["seed"].flatMap { document.seed($0, "an ecg's 'seed'") })
+    case "csv":
+      guard
+        let fields = fields(
+          body, of: "a csv recording", allowed: ["file", "time-column", "column", "interpolation", "loop"],
+          required: ["file", "column"]),
+        let file = fields["file"].flatMap({ document.text($0, "a recording's 'file'") }),
+        let column = fields["column"].flatMap({ document.text($0, "a recording's 'column'") })
+      else { return nil }
+      let timeColumn = fields["time-column"].flatMap { document.text($0, "'time-column'") } ?? "time"
+      let interpolation =
+        fields["interpolation"].flatMap {
+          document.setting($0, SettingSpec("interpolation", .choice(["hold", "linear"]), help: ""), "'interpolation'")?
+            .text
+        } ?? "hold"
+      let loops = fields["loop"].flatMap { document.flag($0, "'loop'") } ?? false
+      return .csv(file: file, timeColumn: timeColumn, valueColumn: column, interpolation: interpolation, loops: loops)
+    case "sum":
+      guard let items = document.sequence(body, of: "a sum (of sources)") else { return nil }
+      let terms = items.compactMap { readSource($0, what: "a term of a sum") }
+      guard terms.count == items.count, !terms.isEmpty else {
+        if items.isEmpty { document.fail(.invalidValue, at: body, "a sum needs at least one source") }
+        return nil
+      }
+      return .sum(terms)
+    default:
+      return nil
+    }
+  }
+
+  /// A mapping's values by key (after the key checks).
+  func fields(_ node: Node, of what: String, allowed: [String], required: [String] = []) -> [String: Node]? {
+    guard let entries = document.entries(node, of: what, allowed: allowed, required: required) else { return nil }
+    guard required.allSatisfy({ key in entries.contains { $0.key == key } }) else { return nil }
+    return Dictionary(entries.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+  }
+
+  // MARK: Timeline
+
+  static let genericActions: [ActionSpec] = [
+    ActionSpec("advertise", help: "start advertising (again)"),
+    ActionSpec("stop-advertising", help: "stop advertising; connections stay"),
+    ActionSpec("refuse-connections", help: "disconnect every new connection at once"),
+    ActionSpec("accept-connections", help: "accept connections again"),
+    ActionSpec("disconnect", help: "end every connection from the peripheral side"),
+    ActionSpec(
+      "stall",
+      parameters: [
+        SettingSpec("for", .duration, help: "how long"),
+        SettingSpec("drop", .flag, default: .flag(false), help: "lose what is sent meanwhile instead of delaying it"),
+      ], help: "hold notifications"),
+    ActionSpec(
+      "drop", parameters: [SettingSpec("count", .integer(1...1_000_000), default: .integer(1), help: "how many")],
+      help: "lose the next notifications"),
+    ActionSpec(
+      "corrupt", parameters: [SettingSpec("count", .integer(1...1_000_000), default: .integer(1), help: "how many")],
+      help: "garble the next notifications"),
+    ActionSpec(
+      "delay-responses", parameters: [SettingSpec("by", .duration, help: "how late")],
+      help: "answer reads and writes late"),
+    ActionSpec(
+      "reject-writes",
+      parameters: [
+        SettingSpec("error", .choice(ATTErrorName.names), default: .text("write-not-permitted"), help: "the ATT error"),
+        SettingSpec("count", .integer(1...1_000_000), help: "how many writes (default: until accept-writes)"),
+      ], help: "refuse writes with an ATT error"),
+    ActionSpec("accept-writes", help: "accept writes again"),
+    ActionSpec(
+      "set-stream", parameters: [SettingSpec("stream", .text, help: "the stream")],
+      help: "change what a stream carries (with 'source')"),
+    ActionSpec(
+      "rename", parameters: [SettingSpec("name", .text, help: "the new advertised name")],
+      help: "change the advertised name"),
+    ActionSpec("end", help: "end the run"),
+  ]
+
+  static let requiredParameters: [String: [String]] = [
+    "stall": ["for"], "delay-responses": ["by"], "set-stream": ["stream", "source"], "rename": ["name"],
+  ]
+
+  private func readTimeline(_ node: Node, devices: [DeviceSpec], duration: Duration?) -> [TimelineEvent] {
+    guard let items = document.sequence(node, of: "'timeline'") else { return [] }
+    return items.compactMap { readEvent($0, devices: devices, duration: duration) }
+  }
+
+  private func readEvent(_ node: Node, devices: [DeviceSpec], duration: Duration?) -> TimelineEvent? {
+    guard case .mapping(let mapping) = node else {
+      document.fail(
+        .wrongType, at: node, "a timeline event must be a mapping", expected: "at/after, device, do, …",
+        found: ScenarioDocument.describe(node))
+      return nil
+    }
+    // Which keys are allowed depends on the action, so find `do` first.
+    let actionNode = mapping.first { $0.key.string == "do" }?.value
+    guard let actionNode, let actionName = document.text(actionNode, "'do'") else {
+      if actionNode == nil { document.fail(.missingKey, at: node, "a timeline event needs 'do' (what happens)") }
+      return nil
+    }
+    let deviceNode = mapping.first { $0.key.string == "device" }?.value
+    let deviceID = deviceNode.flatMap { document.text($0, "'device'") } ?? (devices.count == 1 ? devices[0].id : nil)
+    let device = deviceID.flatMap { id in devices.first { $0.id == id } }
+    if let deviceNode, let deviceID, device == nil {
+      document.fail(
+        .unknownReference, at: deviceNode, "no device has id '\(deviceID)'",
+        expected: "one of " + devices.map(\.id).joined(separator: ", "),
+        suggestion: ScenarioDocument.closest(to: deviceID, in: devices.map(\.id)).map { "did you mean '\($0)'?" })
+      return nil
+    }
+    let description = device.flatMap { d in parser.models.first { $0.model == d.model } }
+    let actions = Self.genericActions + (description?.actions ?? [])
+    guard let spec = actions.first(where: { $0.name == actionName }) else {
+      document.fail(
+        .unknownReference, at: actionNode,
+        "unknown action '\(actionName)'" + (device.map { " for a \($0.model)" } ?? ""),
+        expected: "one of " + actions.map(\.name).joined(separator: ", "),
+        suggestion: ScenarioDocument.closest(to: actionName, in: actions.map(\.name)).map { "did you mean '\($0)'?" })
+      return nil
+    }
+    var allowed = ["at", "after", "delay", "device", "do"] + spec.parameters.map(\.key)
+    if actionName == "set-stream" { allowed.append("source") }
+    let required =
+      Self.requiredParameters[actionName]
+      ?? spec.parameters.filter {
+        $0.defaultValue == nil && description?.actions.contains { $0.name == actionName } == true
+      }.map(\.key)
+    guard let fields = fields(node, of: "a '\(actionName)' event", allowed: allowed, required: required) else {
+      return nil
+    }
+    if actionName != "end", device == nil {
+      document.fail(
+        .missingKey, at: node, "a '\(actionName)' event needs 'device' (the scenario has \(devices.count) devices)")
+      return nil
+    }
+    // When.
+    let trigger: TimelineEvent.Trigger
+    switch (fields["at"], fields["after"]) {
+    case (let at?, nil):
+      guard let time = document.duration(at, "'at'", allowZero: true) else { return nil }
+      if let duration, time > duration {
+        document.fail(
+          .invalidValue, at: at, "this event is after the scenario ends",
+          expected: "at most \(ScenarioDuration.format(duration))",
+          found: ScenarioDuration.format(time))
+        return nil
+      }
+      trigger = .at(time)
+    case (nil, let after?):
+      let events = ["connected", "disconnected", "subscribed"]
+      guard let event = document.setting(after, SettingSpec("after", .choice(events), help: ""), "'after'")?.text,
+        let id = device?.id
+      else {
+        if device == nil { document.fail(.missingKey, at: node, "an 'after' event needs 'device'") }
+        return nil
+      }
+      let delay = fields["delay"].flatMap { document.duration($0, "'delay'", allowZero: true) } ?? .zero
+      trigger = .after(event: event, device: id, delay: delay, count: 1)
+    case (nil, nil):
+      document.fail(.missingKey, at: node, "a timeline event needs 'at' (a time) or 'after' (an event)")
+      return nil
+    default:
+      document.fail(.invalidValue, at: fields["after"], "give 'at' or 'after', not both")
+      return nil
+    }
+    if fields["delay"] != nil, fields["after"] == nil {
+      document.fail(
+        .invalidValue, at: fields["delay"], "'delay' goes with 'after'",
+        suggestion: "use 'at' for a time from the start")
+      return nil
+    }
+    guard let action = readAction(actionName, spec: spec, fields: fields, device: device, description: description)
+    else {
+      return nil
+    }
+    return TimelineEvent(trigger: trigger, device: device?.id, action: action, location: document.location(node))
+  }
+
+  private func readAction(
+    _ name: String, spec: ActionSpec, fields: [String: Node], device: DeviceSpec?, description: DeviceDescription?
+  ) -> ScenarioAction? {
+    var arguments: [String: SettingValue] = [:]
+    for parameter in spec.parameters {
+      if let node = fields[parameter.key] {
+        guard let value = document.setting(node, parameter, "'\(parameter.key)'") else { return nil }
+        arguments[parameter.key] = value
+      } else if let value = parameter.defaultValue {
+        arguments[parameter.key] = value
+      }
+    }
+    switch name {
+    case "advertise": return .advertise
+    case "stop-advertising": return .stopAdvertising
+    case "refuse-connections": return .acceptConnections(false)
+    case "accept-connections": return .acceptConnections(true)
+    case "disconnect": return .disconnect
+    case "stall":
+      guard let span = arguments["for"]?.duration, span > .zero else {
+        document.fail(.invalidValue, at: fields["for"], "a stall must last longer than zero")
+        return nil
+      }
+      return .stall(span, drop: arguments["drop"]?.flag ?? false)
+    case "drop": return .drop(count: arguments["count"]?.integer ?? 1)
+    case "corrupt": return .corrupt(count: arguments["count"]?.integer ?? 1)
+    case "delay-responses": return .delayResponses(by: arguments["by"]?.duration ?? .zero)
+    case "reject-writes":
+      let code = ATTErrorName.code(arguments["error"]?.text ?? "write-not-permitted")
+      return .rejectWrites(error: code, count: arguments["count"]?.integer)
+    case "accept-writes": return .rejectWrites(error: nil, count: nil)
+    case "set-stream":
+      guard let stream = arguments["stream"]?.text, let sourceNode = fields["source"] else { return nil }
+      let streams = description?.streams.map(\.name) ?? []
+      guard streams.contains(stream) else {
+        document.fail(
+          .unknownReference, at: fields["stream"], "a \(device?.model ?? "device") has no stream '\(stream)'",
+          expected: "one of " + streams.joined(separator: ", "),
+          suggestion: ScenarioDocument.closest(to: stream, in: streams).map { "did you mean '\($0)'?" })
+        return nil
+      }
+      return readSource(sourceNode, what: "the new source of '\(stream)'").map { .setStream(stream, $0) }
+    case "rename":
+      guard let newName = arguments["name"]?.text else { return nil }
+      if newName.utf8.count > 29 {
+        document.fail(
+          .invalidValue, at: fields["name"], "the advertised name is too long", expected: "at most 29 bytes")
+        return nil
+      }
+      return .rename(newName)
+    case "end": return .end
+    default: return .device(name: name, arguments: arguments)
+    }
+  }
+
+  // MARK: Expectations
+
+  static let checkKinds = ["connected-within", "samples", "metric", "event", "error", "no-errors"]
+
+  private func readExpectations(_ node: Node, devices: [DeviceSpec]) -> [Expectation] {
+    guard let items = document.sequence(node, of: "'expect'") else { return [] }
+    return items.compactMap { readExpectation($0, devices: devices) }
+  }
+
+  private func readExpectation(_ node: Node, devices: [DeviceSpec]) -> Expectation? {
+    guard let entries = document.entries(node, of: "an expectation", allowed: ["device"] + Self.checkKinds) else {
+      return nil
+    }
+    let checks = entries.filter { $0.key != "device" }
+    guard checks.count == 1, let (kind, _, body) = checks.first else {
+      document.fail(
+        .invalidValue, at: node, "an expectation must have exactly one check",
+        expected: "one of " + Self.checkKinds.joined(separator: ", "), found: "\(checks.count)")
+      return nil
+    }
+    let deviceNode = entries.first { $0.key == "device" }?.value
+    let id = deviceNode.flatMap { document.text($0, "'device'") } ?? (devices.count == 1 ? devices[0].id : nil)
+    guard let id, let device = devices.first(where: { $0.id == id }) else {
+      if let deviceNode {
+        document.fail(
+          .unknownReference, at: deviceNode, "no device has id '\(id ?? "")'",
+          expected: "one of " + devices.map(\.id).joined(separator: ", "),
+          suggestion: ScenarioDocument.closest(to: id ?? "", in: devices.map(\.id)).map { "did you mean '\($0)'?" })
+      } else if !devices.isEmpty {
+        document.fail(
+          .missingKey, at: node, "an expectation needs 'device' (the scenario has \(devices.count) devices)")
+      }
+      return nil
+    }
+    let description = parser.models.first { $0.model == device.model }
+    let location = document.location(node)
+    switch kind {
+    case "connected-within":
+      return document.duration(body, "'connected-within'").map {
+        Expectation(device: id, check: .connected(within: $0), location: location)
+      }
+    case "samples":
+      guard
+        let fields = fields(
+          body, of: "a samples check", allowed: ["stream", "min-count", "max-count", "rate", "min", "max", "mean"],
+          required: ["stream"]),
+        let streamNode = fields["stream"], let stream = document.text(streamNode, "'stream'")
+      else { return nil }
+      let streams = description?.streams.map(\.name) ?? []
+      guard streams.contains(stream) else {
+        document.fail(
+          .unknownReference, at: streamNode, "a \(device.model) has no stream '\(stream)'",
+          expected: "one of " + streams.joined(separator: ", "),
+          suggestion: ScenarioDocument.closest(to: stream, in: streams).map { "did you mean '\($0)'?" })
+        return nil
+      }
+      let minCount = fields["min-count"].flatMap { document.integer($0, "'min-count'", in: 0...Int.max) }
+      let maxCount = fields["max-count"].flatMap { document.integer($0, "'max-count'", in: 0...Int.max) }
+      var count: ClosedRange<Int>?
+      if minCount != nil || maxCount != nil {
+        let low = minCount ?? 0
+        let high = maxCount ?? Int.max
+        guard low <= high else {
+          document.fail(.invalidValue, at: fields["max-count"], "'max-count' is below 'min-count'")
+          return nil
+        }
+        count = low...high
+      }
+      return Expectation(
+        device: id,
+        check: .samples(
+          stream: stream, count: count, rate: fields["rate"].flatMap { document.tolerance($0, "'rate'") },
+          minimum: fields["min"].flatMap { document.number($0, "'min'") },
+          maximum: fields["max"].flatMap { document.number($0, "'max'") },
+          mean: fields["mean"].flatMap { document.tolerance($0, "'mean'") }),
+        location: location)
+    case "metric":
+      guard let fields = fields(body, of: "a metric check", allowed: ["name", "value"], required: ["name", "value"]),
+        let nameNode = fields["name"], let name = document.text(nameNode, "a metric's 'name'"),
+        let value = fields["value"].flatMap({ document.tolerance($0, "a metric's 'value'") })
+      else { return nil }
+      let metrics = description?.metrics ?? []
+      guard metrics.contains(name) else {
+        document.fail(
+          .unknownReference, at: nameNode, "a \(device.model)'s client has no metric '\(name)'",
+          expected: metrics.isEmpty ? "none (it has no metrics)" : "one of " + metrics.joined(separator: ", "),
+          suggestion: ScenarioDocument.closest(to: name, in: metrics).map { "did you mean '\($0)'?" })
+        return nil
+      }
+      return Expectation(device: id, check: .metric(name, value), location: location)
+    case "event":
+      guard
+        let fields = fields(body, of: "an event check", allowed: ["name", "count", "min", "max"], required: ["name"]),
+        let nameNode = fields["name"], let name = document.text(nameNode, "an event's 'name'")
+      else { return nil }
+      let events = DeviceDescription.commonEvents + (description?.events ?? [])
+      guard events.contains(name) else {
+        document.fail(
+          .unknownReference, at: nameNode, "a \(device.model)'s client reports no event '\(name)'",
+          expected: "one of " + events.joined(separator: ", "),
+          suggestion: ScenarioDocument.closest(to: name, in: events).map { "did you mean '\($0)'?" })
+        return nil
+      }
+      if let exact = fields["count"] {
+        if fields["min"] != nil || fields["max"] != nil {
+          document.fail(.invalidValue, at: exact, "give 'count', or 'min'/'max', not both")
+          return nil
+        }
+        return document.integer(exact, "'count'", in: 0...Int.max).map {
+          Expectation(device: id, check: .event(name, count: $0...$0), location: location)
+        }
+      }
+      let low = fields["min"].flatMap { document.integer($0, "'min'", in: 0...Int.max) } ?? 1
+      let high = fields["max"].flatMap { document.integer($0, "'max'", in: 0...Int.max) } ?? Int.max
+      guard low <= high else {
+        document.fail(.invalidValue, at: fields["max"], "'max' is below 'min'")
+        return nil
+      }
+      return Expectation(device: id, check: .event(name, count: low...high), location: location)
+    case "error":
+      return document.text(body, "'error' (text the error contains)").map {
+        Expectation(device: id, check: .error(containing: $0), location: location)
+      }
+    case "no-errors":
+      guard let flag = document.flag(body, "'no-errors'") else { return nil }
+      guard flag else {
+        document.fail(
+          .invalidValue, at: body, "'no-errors: false' checks nothing", suggestion: "remove it, or use 'error: TEXT'")
+        return nil
+      }
+      return Expectation(device: id, check: .noErrors, location: location)
+    default:
+      return nil
+    }
+  }
+}

@@ -1,0 +1,29 @@
+/// What a scenario run did and whether its expectations held.
+public struct ScenarioReport: Sendable {
+  /// One expectation's outcome.
+  public struct Result: Sendable {
+    public var expectation: Expectation
+    public var passed: Bool
+    /// What was observed, in words ("1002 samples at 100.1/s").
+    public var observed: String
+    /// What was expected, in words.
+    public var expected: String
+  }
+
+  public var scenario: String
+  public var file: String
+  /// Run time on the run's clock (virtual in loopback).
+  public var elapsed: Duration
+  /// Wall time the run took.
+  public var wallTime: Duration
+  /// What each device's client observed (end-to-end runs), by device id.
+  public var observations: [String: DeviceObservations]
+  /// Faults applied per device: (dropped, corrupted, rejected writes).
+  public var faults: [String: (dropped: Int, corrupted: Int, rejectedWrites: Int)]
+  public var results: [Result]
+  /// Timeline events that fired, in order, as "time device action".
+  public var firedEvents: [String]
+
+  /// Every expectation held.
+  public var passed: Bool { results.allSatisfy(\.passed) }
+}

@@ -1,0 +1,238 @@
+import Foundation
+import GATT
+import Signals
+
+/// Runs a scenario on a transport: hosts its devices with their faults,
+/// plays its timeline, and in end-to-end runs drives each device's client
+/// stack and checks the expectations.
+public struct ScenarioRunner: Sendable {
+  /// What a run does.
+  public enum Mode: Sendable {
+    /// Host the devices and play the timeline (`doppel run`).
+    case host
+    /// Also run each device's client and check the expectations (`doppel e2e`).
+    case endToEnd
+  }
+
+  public let scenario: Scenario
+  /// Binding types by model name.
+  public let bindings: [String: any DeviceBinding.Type]
+  /// Receives a line for each notable thing that happens.
+  public let progress: @Sendable (String) -> Void
+
+  public init(
+    scenario: Scenario, bindings: [any DeviceBinding.Type], progress: @escaping @Sendable (String) -> Void = { _ in }
+  ) {
+    self.scenario = scenario
+    self.bindings = Dictionary(bindings.map { ($0.description.model, $0) }, uniquingKeysWith: { first, _ in first })
+    self.progress = progress
+  }
+
+  /// A device of the run: its binding, the faults, the hosted peripheral.
+  private struct Running: Sendable {
+    let spec: DeviceSpec
+    let binding: any DeviceBinding
+    let peripheral: ScenarioPeripheral
+    let hosted: any HostedDevice
+  }
+
+  /// Runs the scenario. Devices are all built before anything is hosted, so a
+  /// scenario whose recordings cannot be read fails before it starts; the
+  /// transport is shut down however the run ends.
+  public func run(on transport: any ScenarioTransport, mode: Mode) async throws -> ScenarioReport {
+    let wallStart = ContinuousClock.now
+    let signals = SignalFactory(scenario: scenario)
+    var bound: [(DeviceSpec, any DeviceBinding)] = []
+    for device in scenario.devices {
+      guard let type = bindings[device.model] else {
+        throw ScenarioError(
+          .unknownModel, file: scenario.file, line: device.location.line, column: device.location.column,
+          "no device model '\(device.model)' in this build")
+      }
+      bound.append((device, try type.init(device: device, signals: signals)))
+    }
+    if mode == .endToEnd, scenario.duration == nil, !scenario.timeline.contains(where: { $0.action == .end }) {
+      throw ScenarioError(
+        .missingKey, file: scenario.file, line: 1, column: 1,
+        "an end-to-end run needs an end: give the scenario a 'duration' or an 'end' event")
+    }
+
+    let clock = transport.clock
+    let stopwatch = Self.stopwatch(clock)
+    var running: [Running] = []
+    let ended = EndFlag()
+    var tasks: [Task<Void, Never>] = []
+    let fired = FiredLog()
+    let observer = ClientObserver(clock: clock, progress: progress)
+    do {
+      for (spec, binding) in bound {
+        let peripheral = ScenarioPeripheral(model: binding.model, faults: FaultPlan())
+        let hosted = try await transport.host(peripheral, device: spec)
+        if !spec.advertisesAtStart { try await hosted.setAdvertising(false, advertisement: nil) }
+        running.append(Running(spec: spec, binding: binding, peripheral: peripheral, hosted: hosted))
+        progress(
+          "device \(spec.id): \(spec.model) '\(binding.model.advertisement.localName ?? "")'\(spec.advertisesAtStart ? "" : " (not advertising yet)")"
+        )
+      }
+      for event in scenario.timeline {
+        let device = running.first { $0.spec.id == event.device }
+        // Listen before anything can connect, so no link event is missed.
+        var linkEvents: AsyncStream<ScenarioPeripheral.LinkEvent>?
+        if case .after = event.trigger { linkEvents = await device?.peripheral.linkEvents() }
+        tasks.append(
+          Task { [linkEvents] in
+            await Self.play(
+              event, device: device, linkEvents: linkEvents, clock: clock, signals: signals, ended: ended, fired: fired,
+              stopwatch: stopwatch, progress: progress)
+          })
+      }
+      if mode == .endToEnd {
+        for device in running {
+          let link = try await transport.centralLink(for: device.spec)
+          let binding = device.binding
+          tasks.append(Task { await binding.runClient(link: link, clock: clock, observer: observer) })
+        }
+      }
+      try await transport.run(for: scenario.duration, granularity: .seconds(1)) { await ended.isSet }
+    } catch {
+      for task in tasks { task.cancel() }
+      for device in running { await device.hosted.stop() }
+      await transport.shutdown()
+      throw error
+    }
+    let elapsed = stopwatch()
+    for task in tasks { task.cancel() }
+    for task in tasks { await task.value }
+    var faults: [String: (Int, Int, Int)] = [:]
+    for device in running {
+      let plan = device.peripheral.faults
+      faults[device.spec.id] = (await plan.dropped, await plan.corrupted, await plan.rejectedWrites)
+      await device.hosted.stop()
+    }
+    await transport.shutdown()
+    let observations = await observer.observations
+    let results =
+      mode == .endToEnd
+      ? scenario.expectations.map { ExpectationCheck.evaluate($0, observations[$0.device]) } : []
+    return ScenarioReport(
+      scenario: scenario.name, file: scenario.file, elapsed: elapsed, wallTime: ContinuousClock.now - wallStart,
+      observations: observations, faults: faults, results: results, firedEvents: await fired.lines)
+  }
+
+  private static func stopwatch<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {
+    let start = clock.now
+    return { start.duration(to: clock.now) }
+  }
+
+  /// Waits for an event's trigger, then applies its action once.
+  private static func play(
+    _ event: TimelineEvent, device: Running?, linkEvents: AsyncStream<ScenarioPeripheral.LinkEvent>?,
+    clock: any Clock<Duration>, signals: SignalFactory, ended: EndFlag,
+    fired: FiredLog, stopwatch: @escaping @Sendable () -> Duration, progress: @escaping @Sendable (String) -> Void
+  ) async {
+    switch event.trigger {
+    case .at(let time):
+      let wait = time - stopwatch()
+      if wait > .zero {
+        do { try await clock.sleep(for: wait) } catch { return }
+      }
+    case .after(let name, _, let delay, let count):
+      guard let linkEvents else { return }
+      var seen = 0
+      for await happened in linkEvents where happened.rawValue == name {
+        seen += 1
+        if seen == count { break }
+      }
+      guard seen == count, !Task.isCancelled else { return }
+      if delay > .zero {
+        do { try await clock.sleep(for: delay) } catch { return }
+      }
+    }
+    guard !Task.isCancelled else { return }
+    let line = String(
+      format: "%8.3f s  %@: %@", stopwatch().seconds, event.device ?? "scenario", Self.describe(event.action))
+    progress(line)
+    await fired.append(line)
+    do {
+      try await apply(event.action, to: device, clock: clock, signals: signals, ended: ended)
+    } catch {
+      progress("  \(event.location): '\(Self.describe(event.action))' failed: \(error)")
+      await fired.append("  failed: \(error)")
+    }
+  }
+
+  private static func apply(
+    _ action: ScenarioAction, to device: Running?, clock: any Clock<Duration>, signals: SignalFactory, ended: EndFlag
+  ) async throws {
+    if action == .end {
+      await ended.set()
+      return
+    }
+    guard let device else { return }
+    let faults = device.peripheral.faults
+    switch action {
+    case .advertise: try await device.hosted.setAdvertising(true, advertisement: nil)
+    case .stopAdvertising: try await device.hosted.setAdvertising(false, advertisement: nil)
+    case .acceptConnections(let accept): await faults.acceptConnections(accept)
+    case .disconnect:
+      if let host = await device.peripheral.faultyHost {
+        for central in await host.connectedCentrals { await host.disconnect(central) }
+      }
+    case .stall(let span, let drop):
+      await faults.stall(true, drop: drop)
+      try? await clock.sleep(for: span)
+      await faults.stall(false)
+    case .drop(let count): await faults.drop(next: count)
+    case .corrupt(let count): await faults.corrupt(next: count)
+    case .delayResponses(let delay): await faults.delayResponses(by: delay)
+    case .rejectWrites(let code, let count):
+      await faults.rejectWrites(with: code.map { ATTError(code: $0) }, count: count)
+    case .setStream(let stream, let spec):
+      let source = try signals.make(
+        spec, device: device.spec.id, stream: stream, sampleRate: device.binding.sampleRate(of: stream))
+      await device.binding.setSource(source, for: stream)
+    case .rename(let name):
+      var advertisement = device.binding.model.advertisement
+      advertisement.localName = name
+      try await device.hosted.setAdvertising(true, advertisement: advertisement)
+    case .device(let name, let arguments): try await device.binding.perform(name, arguments: arguments)
+    case .end: break
+    }
+  }
+
+  static func describe(_ action: ScenarioAction) -> String {
+    switch action {
+    case .advertise: "advertise"
+    case .stopAdvertising: "stop advertising"
+    case .acceptConnections(let accept): accept ? "accept connections" : "refuse connections"
+    case .disconnect: "disconnect"
+    case .stall(let span, let drop):
+      "stall notifications for \(ScenarioDuration.format(span))\(drop ? ", dropping them" : "")"
+    case .drop(let count): "drop the next \(count) notifications"
+    case .corrupt(let count): "corrupt the next \(count) notifications"
+    case .delayResponses(let delay): "delay responses by \(ScenarioDuration.format(delay))"
+    case .rejectWrites(let code, let count):
+      code.map { "reject \(count.map { "the next \($0)" } ?? "all") writes with ATT error 0x\(String($0, radix: 16))" }
+        ?? "accept writes"
+    case .setStream(let stream, _): "change stream '\(stream)'"
+    case .rename(let name): "rename to '\(name)'"
+    case .device(let name, let arguments):
+      arguments.isEmpty
+        ? name
+        : name + " " + arguments.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+    case .end: "end"
+    }
+  }
+}
+
+/// Set once the timeline's `end` fires.
+actor EndFlag {
+  private(set) var isSet = false
+  func set() { isSet = true }
+}
+
+/// The timeline events that fired, for the report.
+actor FiredLog {
+  private(set) var lines: [String] = []
+  func append(_ line: String) { lines.append(line) }
+}

@@ -1,0 +1,31 @@
+import GATT
+
+/// Where a scenario's devices are hosted and its clients connect: the
+/// in-process loopback in virtual time, or BlueZ in wall time.
+public protocol ScenarioTransport: Sendable {
+  /// The clock the devices, clients and timeline run on.
+  var clock: any Clock<Duration> { get }
+
+  /// Hosts `model` as the scenario's `device` (its adapter placement, name)
+  /// and starts advertising.
+  func host(_ model: any PeripheralModel, device: DeviceSpec) async throws -> any HostedDevice
+
+  /// A central link for `device`'s client (on BlueZ, an adapter other than the device's).
+  func centralLink(for device: DeviceSpec) async throws -> any CentralLink
+
+  /// Lets time pass until `duration` has passed from the start, or `ended` is
+  /// true, checking it at least every `granularity`. A wall-clock transport
+  /// sleeps; a virtual one moves its clock.
+  func run(for duration: Duration?, granularity: Duration, ended: @escaping @Sendable () async -> Bool) async throws
+
+  /// Releases what the transport holds (bus connections, the loopback air).
+  func shutdown() async
+}
+
+/// A device being hosted by a transport.
+public protocol HostedDevice: Sendable {
+  /// Starts or stops advertising, optionally with new data.
+  func setAdvertising(_ advertising: Bool, advertisement: AdvertisementData?) async throws
+  /// Stops hosting: connections end, the model's `stop()` is called.
+  func stop() async
+}

@@ -1,0 +1,33 @@
+import ArgumentParser
+import DoppelKit
+import Scenario
+
+/// `doppel check FILE...`: validate scenario files.
+struct CheckCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "check", abstract: "Check scenario files; print every problem with file:line:column.",
+    discussion: "Exit status 0 when every file is valid, 2 when one is not.")
+
+  @Argument(help: "Scenario files (YAML).")
+  var files: [String]
+
+  func validate() throws {
+    if files.isEmpty { throw ValidationError("give at least one scenario file") }
+  }
+
+  func run() throws {
+    var invalid = 0
+    for file in files {
+      do {
+        let scenario = try DeviceCatalog.parser.parse(file: file)
+        print(
+          "\(file): ok — '\(scenario.name)', \(scenario.devices.count) device(s), "
+            + "\(scenario.timeline.count) event(s), \(scenario.expectations.count) expectation(s)")
+      } catch {
+        invalid += 1
+        printError(error.description)
+      }
+    }
+    if invalid > 0 { throw ExitCode(2) }
+  }
+}

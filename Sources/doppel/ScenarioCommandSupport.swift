@@ -1,0 +1,83 @@
+import ArgumentParser
+import DoppelKit
+import Foundation
+import GATT
+import Scenario
+
+/// Options shared by `doppel run` and `doppel e2e`.
+struct ScenarioOptions: ParsableArguments {
+  @Argument(help: "The scenario file (YAML; see Scenarios/README.md).")
+  var file: String
+
+  @Flag(help: "Run in process in virtual time (the loopback) instead of over BlueZ.")
+  var loopback = false
+
+  @Option(
+    help: ArgumentHelp(
+      "Adapters the clients may use (hci names or addresses, comma-separated).",
+      discussion: "Default: every adapter that hosts no device."))
+  var centralAdapters: String?
+
+  /// The scenario, or exit status 2 with every problem printed.
+  func load() throws -> Scenario {
+    do {
+      return try DeviceCatalog.parser.parse(file: file)
+    } catch {
+      printError(error.description)
+      throw ExitCode(2)
+    }
+  }
+
+  func transport() -> any ScenarioTransport {
+    if loopback { return LoopbackTransport() }
+    return BlueZTransport(centralAdapters: centralAdapters?.split(separator: ",").map(String.init))
+  }
+}
+
+/// Prints to standard error.
+func printError(_ text: String) {
+  FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+/// The end-of-run summary: per device what arrived, faults applied, expectations.
+enum ScenarioSummary {
+  static func print(_ report: ScenarioReport, scenario: Scenario) {
+    Swift.print(
+      String(
+        format: "summary: '%@' ran %@ of scenario time in %.2f s wall", report.scenario,
+        ScenarioDuration.format(report.elapsed), report.wallTime.seconds))
+    for device in scenario.devices {
+      var line = "  \(device.id) (\(device.model))"
+      if let observed = report.observations[device.id] {
+        for (stream, stats) in observed.streams.sorted(by: { $0.key < $1.key }) {
+          line += "\n    \(stream): \(stats.count) samples"
+          if let rate = stats.rate { line += String(format: " at %.2f/s", rate) }
+          if let mean = stats.mean {
+            line += String(format: ", min %.4g max %.4g mean %.4g", stats.minimum, stats.maximum, mean)
+          }
+        }
+        for (name, value) in observed.metrics.sorted(by: { $0.key < $1.key }) {
+          line += String(format: "\n    %@: %.4g", name, value)
+        }
+        if !observed.events.isEmpty {
+          line +=
+            "\n    events: "
+            + observed.events.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)×" }.joined(separator: ", ")
+        }
+        if !observed.errors.isEmpty {
+          line += "\n    errors: \(observed.errors.count + observed.moreErrors), first: \(observed.errors[0])"
+        }
+      }
+      if let faults = report.faults[device.id], faults.dropped + faults.corrupted + faults.rejectedWrites > 0 {
+        line +=
+          "\n    faults: \(faults.dropped) dropped, \(faults.corrupted) corrupted, \(faults.rejectedWrites) writes rejected"
+      }
+      Swift.print(line)
+    }
+    for result in report.results {
+      Swift.print(
+        "  \(result.passed ? "PASS" : "FAIL") \(result.expectation.device): \(result.expected) — observed \(result.observed)"
+          + (result.passed ? "" : " (\(result.expectation.location))"))
+    }
+  }
+}
