@@ -27,7 +27,9 @@ public enum ScenarioDuration {
     if seconds >= 3600, seconds.truncatingRemainder(dividingBy: 3600) == 0 { return "\(Int(seconds / 3600))h" }
     if seconds >= 60, seconds.truncatingRemainder(dividingBy: 60) == 0 { return "\(Int(seconds / 60))m" }
     if seconds >= 1 || seconds == 0 {
-      return seconds == seconds.rounded() ? "\(Int(seconds))s" : "\(seconds)s"
+      if seconds == seconds.rounded() { return "\(Int(seconds))s" }
+      let millis = (seconds * 1000).rounded() / 1000
+      return "\(millis)s"
     }
     let ms = seconds * 1000
     return ms == ms.rounded() ? "\(Int(ms))ms" : "\(ms)ms"
