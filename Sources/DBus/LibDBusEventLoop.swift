@@ -1,6 +1,12 @@
 import CDBus
 import Dispatch
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
 /// Drives one libdbus connection from a dispatch queue: libdbus's watches
 /// become dispatch read/write sources, its timeouts dispatch timers, and
 /// whenever data is queued, messages are dispatched (which runs the
@@ -13,8 +19,12 @@ final class LibDBusEventLoop: @unchecked Sendable {
   let queue: DispatchQueue
   private var sources: [OpaquePointer: [DispatchSourceProtocol]] = [:]
   private var timers: [OpaquePointer: DispatchSourceTimer] = [:]
+  private var watches: Set<OpaquePointer> = []
   private var dispatchScheduled = false
   private var stopped = false
+  private var sweeper: DispatchSourceTimer?
+  /// How often the sweep looks at the sockets itself (see `sweep()`).
+  static let sweepInterval = DispatchTimeInterval.milliseconds(50)
 
   init(connection: OpaquePointer, queue: DispatchQueue) {
     self.connection = connection
@@ -47,6 +57,43 @@ final class LibDBusEventLoop: @unchecked Sendable {
       throw DBusError(name: DBusError.Name.noMemory, message: "out of memory installing the event loop")
     }
     scheduleDispatch()
+    let sweeper = DispatchSource.makeTimerSource(queue: queue)
+    sweeper.schedule(deadline: .now() + Self.sweepInterval, repeating: Self.sweepInterval)
+    sweeper.setEventHandler { [unowned self] in sweep() }
+    self.sweeper = sweeper
+    sweeper.resume()
+  }
+
+  /// A safety net under the dispatch sources: libdbus toggles its watches
+  /// often, and each toggle replaces a dispatch source on the same socket;
+  /// under heavy load a readiness event was seen to get lost in that
+  /// hand-over (a reply then waited out the 25 s call timeout). Every
+  /// `sweepInterval`, poll each enabled watch's socket without blocking and
+  /// handle what is ready, so a lost event costs at most that long.
+  private func sweep() {
+    guard !stopped else { return }
+    var handled = false
+    for watch in Array(watches) where watches.contains(watch) && dbus_watch_get_enabled(watch) != 0 {
+      // Handling one watch may remove (and free) another: hence the check.
+      let fd = dbus_watch_get_unix_fd(watch)
+      guard fd >= 0 else { continue }
+      let flags = dbus_watch_get_flags(watch)
+      var events: Int16 = 0
+      if flags & DBUS_WATCH_READABLE.rawValue != 0 { events |= Int16(POLLIN) }
+      if flags & DBUS_WATCH_WRITABLE.rawValue != 0 { events |= Int16(POLLOUT) }
+      var descriptor = pollfd(fd: fd, events: events, revents: 0)
+      guard poll(&descriptor, 1, 0) > 0 else { continue }
+      var condition: UInt32 = 0
+      if descriptor.revents & Int16(POLLIN) != 0 { condition |= DBUS_WATCH_READABLE.rawValue }
+      if descriptor.revents & Int16(POLLOUT) != 0 { condition |= DBUS_WATCH_WRITABLE.rawValue }
+      if descriptor.revents & Int16(POLLHUP) != 0 { condition |= DBUS_WATCH_HANGUP.rawValue }
+      if descriptor.revents & Int16(POLLERR) != 0 { condition |= DBUS_WATCH_ERROR.rawValue }
+      guard condition != 0 else { continue }
+      dbus_watch_handle(watch, condition)
+      handled = true
+      if stopped { return }
+    }
+    if handled || dbus_connection_get_dispatch_status(connection) == DBUS_DISPATCH_DATA_REMAINS { dispatchAll() }
   }
 
   /// Removes every source; libdbus releases its references to the loop.
@@ -58,6 +105,9 @@ final class LibDBusEventLoop: @unchecked Sendable {
     dbus_connection_set_dispatch_status_function(connection, nil, nil, nil)
     for source in sources.values.joined() { source.cancel() }
     for timer in timers.values { timer.cancel() }
+    sweeper?.cancel()
+    sweeper = nil
+    watches.removeAll()
     sources.removeAll()
     timers.removeAll()
   }
@@ -84,12 +134,14 @@ final class LibDBusEventLoop: @unchecked Sendable {
 
   private func add(watch: OpaquePointer?) -> dbus_bool_t {
     guard let watch else { return 0 }
+    watches.insert(watch)
     rebuild(watch)
     return 1
   }
 
   private func remove(watch: OpaquePointer?) {
     guard let watch else { return }
+    watches.remove(watch)
     for source in sources.removeValue(forKey: watch) ?? [] { source.cancel() }
   }
 

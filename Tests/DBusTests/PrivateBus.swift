@@ -19,13 +19,34 @@ final class PrivateBus: Sendable {
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
     try process.run()
-    // The daemon is ready once its socket exists; wait for that, bounded.
+    // The daemon is ready once its socket accepts connections (the file
+    // appears at bind(), before listen(): existing is not enough).
     for _ in 0..<500 {
-      if FileManager.default.fileExists(atPath: socket) { return }
+      if Self.accepts(socket) { return }
       try await Task.sleep(for: .milliseconds(10))
     }
     process.terminate()
     throw DBusError(name: DBusError.Name.failed, message: "dbus-daemon did not create \(socket) within 5 s")
+  }
+
+  /// Whether a Unix socket at `path` accepts a connection now.
+  private static func accepts(_ path: String) -> Bool {
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    let bytes = Array(path.utf8)
+    guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+    withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+      for (index, byte) in bytes.enumerated() { buffer[index] = byte }
+    }
+    let result = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+      }
+    }
+    return result == 0
   }
 
   func connect() async throws -> DBusConnection {
