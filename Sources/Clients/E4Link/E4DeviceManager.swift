@@ -1,0 +1,256 @@
+import GATT
+
+/// One wristband, as the SDK's `EmpaticaDeviceManager`: connect and
+/// disconnect, its status, and its data as streams (the
+/// `EmpaticaDeviceDelegate` callbacks), each value with the device's time
+/// in seconds since 1970.
+///
+/// Ask for the streams before `connect()`. They continue across a lost link
+/// and a new `connect()`, and finish when `disconnect()` is called (ask again
+/// for the next connection). On connecting, the manager subscribes to every
+/// stream and writes the start command with the wall clock's time; the
+/// wristband stamps sample n of a stream at that time + n / rate.
+public actor E4DeviceManager {
+  /// The wristband as the scan saw it.
+  public nonisolated let peripheral: DiscoveredPeripheral
+  let link: any CentralLink
+  let unixTime: @Sendable () -> Double
+
+  public private(set) var status: E4DeviceStatus = .disconnected
+  /// Notifications that did not decode (wrong length or values), dropped.
+  public private(set) var malformedPackets = 0
+  /// The Unix time the current (or last) session started at, as sent in the start command.
+  public private(set) var sessionStart: Double?
+
+  private var connection: (any CentralConnection)?
+  private var readers: [Task<Void, Never>] = []
+  private var disconnecting = false
+  /// Unwrapped packet counters of the current session, per characteristic.
+  private var counters: [CharacteristicAddress: (last: UInt16, unwrapped: Int)] = [:]
+
+  private var statuses = Broadcast<E4DeviceStatus>()
+  private var gsrSinks = Broadcast<E4Sample>()
+  private var bvpSinks = Broadcast<E4Sample>()
+  private var temperatureSinks = Broadcast<E4Sample>()
+  private var accelerationSinks = Broadcast<E4Acceleration>()
+  private var ibiSinks = Broadcast<E4Sample>()
+  private var batterySinks = Broadcast<E4Sample>()
+  private var tagSinks = Broadcast<E4Tag>()
+
+  init(peripheral: DiscoveredPeripheral, link: any CentralLink, unixTime: @escaping @Sendable () -> Double) {
+    self.peripheral = peripheral
+    self.link = link
+    self.unixTime = unixTime
+  }
+
+  /// The advertised name.
+  public nonisolated var name: String? { peripheral.name }
+
+  // MARK: - Streams
+
+  /// `didUpdateDeviceStatus:`: the current status, then every change.
+  public func statusUpdates() -> AsyncStream<E4DeviceStatus> {
+    let stream = statuses.makeStream()
+    statuses.yield(status)  // reaches the new stream (and repeats it to the others: harmless)
+    return stream
+  }
+
+  /// `didReceiveGSR:`: skin conductance in µS, 4 Hz.
+  public func gsr() -> AsyncStream<E4Sample> { gsrSinks.makeStream() }
+  /// `didReceiveBVP:`: blood volume pulse, 64 Hz.
+  public func bvp() -> AsyncStream<E4Sample> { bvpSinks.makeStream() }
+  /// `didReceiveTemperature:`: skin temperature in °C, 4 Hz.
+  public func temperature() -> AsyncStream<E4Sample> { temperatureSinks.makeStream() }
+  /// `didReceiveAccelerationX:y:z:`: 1/64 g per axis, 32 Hz.
+  public func acceleration() -> AsyncStream<E4Acceleration> { accelerationSinks.makeStream() }
+  /// `didReceiveIBI:`: interbeat intervals in seconds, stamped at the beat.
+  public func ibi() -> AsyncStream<E4Sample> { ibiSinks.makeStream() }
+  /// `didReceiveBatteryLevel:`: 0…1, on connecting and when it changes.
+  public func batteryLevel() -> AsyncStream<E4Sample> { batterySinks.makeStream() }
+  /// `didReceiveTagAtTimestamp:`: button presses.
+  public func tags() -> AsyncStream<E4Tag> { tagSinks.makeStream() }
+
+  // MARK: - Connection
+
+  /// `connectWithDeviceDelegate:`: connects, checks the profile, subscribes
+  /// to every stream, reads the battery, and starts streaming. Status goes
+  /// to connecting, then connected; back to disconnected when it fails.
+  public func connect(timeout: Duration = .seconds(30)) async throws(E4LinkError) {
+    guard status == .disconnected else {
+      throw E4LinkError(.busy, "\(peripheral.name ?? "the wristband") is \(status), not disconnected")
+    }
+    set(.connecting)
+    let connection: any CentralConnection
+    do {
+      connection = try await link.connect(peripheral.id, timeout: timeout)
+    } catch {
+      set(.disconnected)
+      throw E4LinkError(error, while: "connecting to \(peripheral.id)")
+    }
+    self.connection = connection
+    do {
+      try await setUp(connection)
+    } catch {
+      stopReading()
+      self.connection = nil
+      await connection.disconnect()
+      set(.disconnected)
+      throw error
+    }
+    set(.connected)
+    Task { [weak self] in
+      _ = try? await connection.disconnected()
+      await self?.linkEnded(connection)
+    }
+  }
+
+  private func setUp(_ connection: any CentralConnection) async throws(E4LinkError) {
+    let services: [DiscoveredService]
+    do {
+      services = try await connection.discoverServices()
+    } catch {
+      throw E4LinkError(error, while: "discovering services")
+    }
+    let missing = (E4Profile.notifying + [E4Profile.command]).filter { address in
+      services.first { $0.uuid == address.service }?.characteristic(address.characteristic) == nil
+    }
+    guard missing.isEmpty else {
+      throw E4LinkError(
+        .notAnE4, "\(peripheral.id) lacks " + missing.map(\.description).joined(separator: ", "))
+    }
+    for address in E4Profile.notifying {
+      let values: AsyncThrowingStream<[UInt8], any Error>
+      do {
+        values = try await connection.notifications(of: address)
+      } catch {
+        throw E4LinkError(error, while: "subscribing to \(address)")
+      }
+      readers.append(
+        Task { [weak self] in
+          do {
+            for try await bytes in values { await self?.deliver(bytes, from: address) }
+          } catch {
+            // The link ended; `linkEnded` reports it.
+          }
+        })
+    }
+    do {
+      let battery = try await connection.read(E4Profile.battery)
+      deliver(battery, from: E4Profile.battery)
+    } catch {
+      throw E4LinkError(error, while: "reading the battery level")
+    }
+    let command = E4Profile.startCommand(unixTime: unixTime())
+    sessionStart = E4Profile.time(ofStartCommand: command)
+    counters = [:]
+    do {
+      try await connection.write(command, to: E4Profile.command, type: .withResponse)
+    } catch {
+      throw E4LinkError(error, while: "starting the stream")
+    }
+  }
+
+  /// `disconnect`: stops streaming, disconnects, and finishes the data
+  /// streams (also when not connected).
+  public func disconnect() async {
+    if let connection, status == .connected || status == .connecting {
+      disconnecting = true
+      set(.disconnecting)
+      try? await connection.write(E4Profile.stopCommand, to: E4Profile.command, type: .withResponse)
+      await connection.disconnect()
+      stopReading()
+      self.connection = nil
+      disconnecting = false
+      set(.disconnected)
+    }
+    finishStreams()
+  }
+
+  private func linkEnded(_ ended: any CentralConnection) {
+    guard !disconnecting, let connection, connection.peripheral == ended.peripheral else { return }
+    stopReading()
+    self.connection = nil
+    set(.disconnected)
+  }
+
+  private func stopReading() {
+    for reader in readers { reader.cancel() }
+    readers = []
+  }
+
+  private func finishStreams() {
+    gsrSinks.finish()
+    bvpSinks.finish()
+    temperatureSinks.finish()
+    accelerationSinks.finish()
+    ibiSinks.finish()
+    batterySinks.finish()
+    tagSinks.finish()
+  }
+
+  private func set(_ new: E4DeviceStatus) {
+    guard new != status else { return }
+    status = new
+    statuses.yield(new)
+  }
+
+  // MARK: - Decoding
+
+  /// The session index of packet `counter`'s first sample, unwrapping the 16-bit counter.
+  private func firstIndex(counter: UInt16, of address: CharacteristicAddress, samplesPerPacket: Int) -> Int {
+    let unwrapped: Int
+    if let previous = counters[address] {
+      unwrapped = previous.unwrapped + Int(counter &- previous.last)
+    } else {
+      unwrapped = Int(counter)
+    }
+    counters[address] = (counter, unwrapped)
+    return unwrapped * samplesPerPacket
+  }
+
+  private func deliver(_ bytes: [UInt8], from address: CharacteristicAddress) {
+    let t0 = sessionStart ?? 0
+    switch address {
+    case E4Profile.bvp:
+      guard let packet = E4PacketDecoder.bvp(bytes) else { return malformed() }
+      for (offset, value) in packet.values.enumerated() {
+        bvpSinks.yield(E4Sample(value: value, timestamp: t0 + Double(packet.firstIndex + offset) / 64))
+      }
+    case E4Profile.acceleration:
+      guard let packet = E4PacketDecoder.acceleration(bytes) else { return malformed() }
+      let first = firstIndex(counter: packet.counter, of: address, samplesPerPacket: 6)
+      for (offset, sample) in packet.samples.enumerated() {
+        accelerationSinks.yield(
+          E4Acceleration(x: sample.x, y: sample.y, z: sample.z, timestamp: t0 + Double(first + offset) / 32))
+      }
+    case E4Profile.gsr:
+      guard let packet = E4PacketDecoder.gsr(bytes) else { return malformed() }
+      let first = firstIndex(counter: packet.counter, of: address, samplesPerPacket: 6)
+      for (offset, value) in packet.values.enumerated() {
+        gsrSinks.yield(E4Sample(value: value, timestamp: t0 + Double(first + offset) / 4))
+      }
+    case E4Profile.temperature:
+      guard let packet = E4PacketDecoder.temperature(bytes) else { return malformed() }
+      let first = firstIndex(counter: packet.counter, of: address, samplesPerPacket: 4)
+      for (offset, value) in packet.values.enumerated() {
+        temperatureSinks.yield(E4Sample(value: value, timestamp: t0 + Double(first + offset) / 4))
+      }
+    case E4Profile.ibi:
+      guard let packet = E4PacketDecoder.interbeatInterval(bytes) else { return malformed() }
+      ibiSinks.yield(E4Sample(value: packet.interval, timestamp: t0 + Double(packet.beatIndex) / 64))
+    case E4Profile.battery:
+      guard let reading = E4PacketDecoder.battery(bytes) else { return malformed() }
+      batterySinks.yield(E4Sample(value: reading.level, timestamp: reading.timestamp))
+    case E4Profile.control:
+      switch E4PacketDecoder.control(bytes) {
+      case .tag(let time): tagSinks.yield(E4Tag(timestamp: time))
+      case .poweringOff: break  // the disconnect follows
+      case nil: malformed()
+      }
+    default:
+      malformed()
+    }
+  }
+
+  private func malformed() { malformedPackets += 1 }
+}
