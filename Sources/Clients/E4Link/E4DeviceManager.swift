@@ -158,7 +158,9 @@ public actor E4DeviceManager {
       set(.disconnecting)
       try? await connection.write(E4Profile.stopCommand, to: E4Profile.command, type: .withResponse)
       await connection.disconnect()
-      stopReading()
+      // The subscriptions end with the connection: deliver what they still hold.
+      for reader in readers { await reader.value }
+      readers = []
       self.connection = nil
       disconnecting = false
       set(.disconnected)
