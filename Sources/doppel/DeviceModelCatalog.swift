@@ -1,5 +1,6 @@
 import ArgumentParser
 import BlendMicro
+import E4
 import GATT
 import Signals
 
@@ -21,7 +22,17 @@ enum DeviceModelCatalog {
           name: options.name ?? "BlendMicro",
           ecg: SyntheticECG(
             sampleRate: options.sampleRate, heartRate: options.heartRate, noise: options.noise, seed: options.seed))
-      })
+      }),
+    Entry(
+      name: "e4",
+      summary: "Empatica E4 wristband: BVP 64 Hz, acceleration 32 Hz, EDA and temperature 4 Hz, IBI, battery, tags",
+      make: { options in
+        E4(
+          configuration: E4Configuration(name: options.name ?? "Empatica E4"),
+          bvp: SyntheticPPG(heartRate: options.heartRate, seed: options.seed),
+          eda: SyntheticEDA(spontaneousRate: 2, seed: options.seed),
+          temperature: TemperatureDrift(seed: options.seed))
+      }),
   ]
 
   static var names: [String] { entries.map(\.name) }
