@@ -32,6 +32,7 @@ let package = Package(
     // Signal sources devices sample: generators, synthetic physiology, recordings.
     .target(name: "Signals"),
     .target(name: "BlendMicro", dependencies: ["GATT", "Signals"], path: "Peripherals/BlendMicro", exclude: ["README.md"]),
+    .target(name: "E4", dependencies: ["GATT", "Signals"], path: "Peripherals/E4", exclude: ["README.md"]),
     // Scenario files: format, validation, signal sources, timeline, faults, expectations, runner.
     .target(
       name: "Scenario",
@@ -39,6 +40,8 @@ let package = Package(
     ),
     // Client stacks, shaped like the vendors' apps and SDKs.
     .target(name: "BlendMicroClient", dependencies: ["GATT"], path: "Sources/Clients/BlendMicroClient"),
+    // The Empatica E4 link SDK's shape: authentication, discovery, a manager per wristband.
+    .target(name: "E4Link", dependencies: ["GATT"], path: "Sources/Clients/E4Link"),
     // Everything wired together: the device catalog for scenarios, the BlueZ transport.
     .target(
       name: "DoppelKit",
@@ -54,6 +57,7 @@ let package = Package(
         "BlueZ",
         "BlendMicro",
         "BlendMicroClient",
+        "E4",
         "Signals",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
@@ -74,9 +78,12 @@ let package = Package(
     .testTarget(name: "GATTTests", dependencies: ["GATT"]),
     .testTarget(name: "SignalsTests", dependencies: ["Signals"]),
     .testTarget(name: "BlendMicroTests", dependencies: ["BlendMicro", "BlendMicroClient", "GATT", "Signals"]),
+    .testTarget(name: "E4Tests", dependencies: ["E4", "E4Link", "GATT", "Signals"]),
+    .testTarget(name: "DoppelKitTests", dependencies: ["DoppelKit", "Scenario", "GATT", "Signals", "BlendMicro"]),
     .testTarget(name: "DoppelCLITests", dependencies: ["doppel"]),
     // End-to-end tests over real BlueZ; ci/test runs them inside the virtual lab.
-    .testTarget(name: "LabTests", dependencies: ["BlueZ", "DBus", "GATT", "BlendMicro", "BlendMicroClient", "Signals"]),
+    .testTarget(
+      name: "LabTests", dependencies: ["BlueZ", "DBus", "GATT", "BlendMicro", "BlendMicroClient", "E4", "E4Link", "Signals"]),
   ],
   swiftLanguageModes: [.v6]
 )
