@@ -238,6 +238,15 @@ public actor E4: PeripheralModel {
     return session.next[channel] ?? 0
   }
 
+  /// The time on `signal`'s source at which sample `index` of the current
+  /// session is (or will be) taken: what a test evaluates a copy of the
+  /// source at to know what was sent. `nil` when not streaming.
+  public func sourceTime(of signal: E4Signal, sample index: Int) -> Double? {
+    guard let session, let channel = Self.channel(of: signal) else { return nil }
+    let time = session.startElapsed + channel.time(of: index) - (sourceOrigins[signal] ?? .zero)
+    return max(0, time.seconds)
+  }
+
   /// The centrals connected now.
   public var connectedCentrals: [CentralID] { connected }
 

@@ -1,0 +1,106 @@
+import BlueZ
+import DBus
+import E4
+import E4Link
+import GATT
+import Signals
+import Testing
+
+extension LabTests {
+  /// The emulated E4 on hci0 and the SDK-shaped client on hci1, through
+  /// bluetoothd and the kernel's virtual controllers.
+  @Suite
+  struct E4LabTests {
+    @Test(.timeLimit(.minutes(4)))
+    func tenSecondsOfEveryStreamAtItsRate() async throws {
+      let ppg = SyntheticPPG(heartRate: 75, amplitude: 70, seed: 21)
+      let eda = SyntheticEDA(tonicLevel: 2.5, responses: [SkinConductanceResponse(onset: 4, amplitude: 0.4)], seed: 21)
+      let temperature = TemperatureDrift(start: 33.2, noise: 0.02, seed: 21)
+      let swing = SineSignal(amplitude: 0.4, frequency: 0.25)
+      let model = E4(
+        configuration: E4Configuration(serialNumber: "LAB001", batteryLevel: 0.9, ibiWarmUp: 3),
+        bvp: ppg, eda: eda, temperature: temperature, accelerationX: swing)
+      try await LabSession.run { lab in
+        _ = try await lab.host(model, on: 0, name: "e4lab")
+        let api = EmpaticaAPI(link: try await lab.central(on: 1))
+        #expect(await api.authenticate(apiKey: "lab-key").success)
+        var device: E4DeviceManager?
+        for await event in try await api.discoverDevices(duration: .seconds(60)) {
+          if case .devices(let found) = event, let first = found.first {
+            device = first
+            break
+          }
+        }
+        let e4 = try #require(device, "no E4 found")
+        #expect(e4.name == "Empatica E4")
+        let streams = (
+          bvp: Self.collect(await e4.bvp()), gsr: Self.collect(await e4.gsr()),
+          temperature: Self.collect(await e4.temperature()), acceleration: Self.collect(await e4.acceleration()),
+          ibi: Self.collect(await e4.ibi()), battery: Self.collect(await e4.batteryLevel()),
+          tags: Self.collect(await e4.tags())
+        )
+        let connectedAt = ContinuousClock.now
+        try await e4.connect(timeout: .seconds(60))
+        try await Task.sleep(for: .seconds(5))
+        let tag = try #require(await model.pressButton())
+        try await Task.sleep(for: .seconds(7))
+        // What the model sampled for each stream, at the times it sampled them.
+        var expected = (bvp: ppg, eda: eda, temperature: temperature, x: swing)
+        var times: [E4Signal: [Double]] = [:]
+        for (signal, count) in [(E4Signal.bvp, 640), (.eda, 40), (.temperature, 40), (.accelerationX, 320)] {
+          var list: [Double] = []
+          for n in 0..<count { list.append(try #require(await model.sourceTime(of: signal, sample: n))) }
+          times[signal] = list
+        }
+        await e4.disconnect()
+        let elapsed = ContinuousClock.now - connectedAt
+        let t0 = try #require(await e4.sessionStart)
+
+        /// The first `count` samples of the session: consecutive from t0 at the rate.
+        func firstSeconds<T>(_ values: [T], rate: Double, _ timestamp: (T) -> Double) -> [T] {
+          let first = Array(values.filter { timestamp($0) < t0 + 10 - 1e-9 })
+          #expect(first.count == Int(rate * 10), "\(T.self) at \(rate) Hz: \(first.count) samples in 10 s")
+          #expect(first.enumerated().allSatisfy { abs(timestamp($1) - (t0 + Double($0) / rate)) < 1e-9 }, "no gap")
+          return first
+        }
+        let bvp = firstSeconds(await streams.bvp.value, rate: 64, \.timestamp)
+        let gsr = firstSeconds(await streams.gsr.value, rate: 4, \.timestamp)
+        let skin = firstSeconds(await streams.temperature.value, rate: 4, \.timestamp)
+        let acceleration = firstSeconds(await streams.acceleration.value, rate: 32, \.timestamp)
+        // The values the model sent, as the wire carries them.
+        #expect(
+          bvp.map(\.value) == times[.bvp]!.map { Double(E4Packet.bvpCode(expected.bvp.value(at: $0)!)) / 16 })
+        #expect(
+          gsr.map(\.value)
+            == times[.eda]!.map { 1_000_000 / Double(E4Packet.edaCode(expected.eda.value(at: $0)!)) })
+        #expect(
+          skin.map(\.value)
+            == times[.temperature]!.map {
+              Double(E4Packet.temperatureCode(expected.temperature.value(at: $0)!)) * 0.02 - 275.54
+            })
+        #expect(
+          acceleration.map(\.x) == times[.accelerationX]!.map { E4Packet.accelerationCode(expected.x.value(at: $0)!) })
+        #expect(acceleration.allSatisfy { $0.y == 0 && $0.z == 64 })
+        // Interbeat intervals after the (shortened) warm-up, near 75 bpm.
+        let ibi = await streams.ibi.value
+        #expect(ibi.count >= 5, "\(ibi.count) IBIs")
+        #expect(ibi.allSatisfy { $0.timestamp >= t0 + 3 && abs(60 / $0.value - 75) < 8 })
+        // Battery on connecting, the tag at the device's time.
+        #expect(await streams.battery.value.first?.value == 0.9)
+        #expect(await streams.tags.value.map(\.timestamp) == [tag])
+        #expect(await e4.malformedPackets == 0)
+        print(
+          "lab e4: \(bvp.count) BVP, \(acceleration.count) ACC, \(gsr.count) EDA, \(skin.count) TEMP, "
+            + "\(ibi.count) IBI in the first 10 s of \(elapsed) connected")
+      }
+    }
+
+    static func collect<T: Sendable>(_ stream: AsyncStream<T>) -> Task<[T], Never> {
+      Task {
+        var values: [T] = []
+        for await value in stream { values.append(value) }
+        return values
+      }
+    }
+  }
+}
