@@ -3,8 +3,10 @@
 struct Broadcast<Element: Sendable> {
   private var sinks: [AsyncStream<Element>.Continuation] = []
 
-  mutating func makeStream() -> AsyncStream<Element> {
+  /// A new listener's stream, starting with `initial` when given.
+  mutating func makeStream(initial: Element? = nil) -> AsyncStream<Element> {
     let (stream, continuation) = AsyncStream<Element>.makeStream()
+    if let initial { continuation.yield(initial) }
     sinks.append(continuation)
     return stream
   }

@@ -50,9 +50,7 @@ public actor E4DeviceManager {
 
   /// `didUpdateDeviceStatus:`: the current status, then every change.
   public func statusUpdates() -> AsyncStream<E4DeviceStatus> {
-    let stream = statuses.makeStream()
-    statuses.yield(status)  // reaches the new stream (and repeats it to the others: harmless)
-    return stream
+    statuses.makeStream(initial: status)
   }
 
   /// `didReceiveGSR:`: skin conductance in µS, 4 Hz.

@@ -60,9 +60,7 @@ public actor EmpaticaAPI {
 
   /// The BLE status now and at every change.
   public func bleStatusUpdates() -> AsyncStream<BLEStatus> {
-    let stream = statusSinks.makeStream()
-    statusSinks.yield(bleStatus)
-    return stream
+    statusSinks.makeStream(initial: bleStatus)
   }
 
   /// `prepareForBackground`: recorded; the link keeps streaming.
