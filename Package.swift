@@ -45,7 +45,7 @@ let package = Package(
     // Everything wired together: the device catalog for scenarios, the BlueZ transport.
     .target(
       name: "DoppelKit",
-      dependencies: ["BlueZ", "DBus", "GATT", "Signals", "Scenario", "BlendMicro", "BlendMicroClient"]
+      dependencies: ["BlueZ", "DBus", "GATT", "Signals", "Scenario", "BlendMicro", "BlendMicroClient", "E4", "E4Link"]
     ),
     .executableTarget(
       name: "doppel",

@@ -4,7 +4,8 @@ import Scenario
 /// the command line use.
 public enum DeviceCatalog {
   public static let bindings: [any DeviceBinding.Type] = [
-    BlendMicroBinding.self
+    BlendMicroBinding.self,
+    E4Binding.self,
   ]
 
   public static var descriptions: [DeviceDescription] { bindings.map { $0.description } }

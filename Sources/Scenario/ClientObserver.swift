@@ -35,7 +35,9 @@ public actor ClientObserver {
   public func event(_ name: String, device: String, detail: String? = nil) {
     devices[device, default: DeviceObservations()].events[name, default: 0] += 1
     if name == "connected", devices[device]?.connectedAt == nil { devices[device]?.connectedAt = now }
-    if name != "malformed" || devices[device]?.events["malformed"] == 1 {
+    // The first few of each kind, then every hundredth, so frequent events do not drown the rest.
+    let seen = devices[device]?.events[name] ?? 0
+    if seen <= 3 || seen % 100 == 0 {
       progress(String(format: "%8.3f s  %@: %@%@", now, device, name, detail.map { " (\($0))" } ?? ""))
     }
   }

@@ -1,3 +1,4 @@
+import Signals
 import Yams
 
 /// Walks a scenario's YAML tree into a `Scenario`, recording every problem in
@@ -133,7 +134,10 @@ struct ScenarioReader {
 
   // MARK: Sources
 
-  static let sourceKinds = ["constant", "ramp", "sine", "noise", "ecg", "csv", "sum"]
+  static let sourceKinds = [
+    "constant", "ramp", "sine", "noise", "ecg", "ppg", "eda", "temperature", "csv", "e4-export", "sum",
+  ]
+  static let e4ExportSignals = ["bvp", "eda", "temperature", "acc.x", "acc.y", "acc.z"]
 
   func readSource(_ node: Node, what: String) -> SourceSpec? {
     if case .scalar = node, let value = document.number(node, "\(what) (a constant)") { return .constant(value) }
@@ -202,6 +206,67 @@ struct ScenarioReader {
       return .ecg(
         heartRate: rate, noise: noise, arrhythmia: episodes,
         seed: fields["seed"].flatMap { document.seed($0, "an ecg's 'seed'") })
+    case "ppg":
+      guard
+        let fields = fields(
+          body, of: "a ppg source", allowed: ["heart-rate", "variability", "amplitude", "noise", "seed"],
+          required: ["heart-rate"]),
+        let rate = fields["heart-rate"].flatMap({ document.number($0, "'heart-rate'", in: 20...240) })
+      else { return nil }
+      return .ppg(
+        heartRate: rate,
+        variability: fields["variability"].flatMap { document.number($0, "'variability'", in: 0...0.5) } ?? 0.03,
+        amplitude: fields["amplitude"].flatMap { document.number($0, "'amplitude'") } ?? 60,
+        noise: fields["noise"].flatMap { document.number($0, "a ppg's 'noise'", in: 0...1000) } ?? 0,
+        seed: fields["seed"].flatMap { document.seed($0, "a ppg's 'seed'") })
+    case "eda":
+      guard
+        let fields = fields(
+          body, of: "an eda source", allowed: ["tonic", "drift", "responses", "spontaneous-rate", "noise", "seed"])
+      else { return nil }
+      var responses: [SkinConductanceResponse] = []
+      if let list = fields["responses"], let items = document.sequence(list, of: "'responses'") {
+        for item in items {
+          guard
+            let response = self.fields(
+              item, of: "a skin conductance response", allowed: ["at", "amplitude"], required: ["at"]),
+            let at = response["at"].flatMap({ document.duration($0, "a response's 'at'", allowZero: true) })
+          else { continue }
+          let amplitude =
+            response["amplitude"].flatMap { document.number($0, "a response's 'amplitude'", in: 0...50) } ?? 0.3
+          responses.append(SkinConductanceResponse(onset: at.seconds, amplitude: amplitude))
+        }
+      }
+      return .eda(
+        tonic: fields["tonic"].flatMap { document.number($0, "'tonic'", in: 0...100) } ?? 2,
+        drift: fields["drift"].flatMap { document.number($0, "'drift'") } ?? 0, responses: responses,
+        spontaneousRate: fields["spontaneous-rate"].flatMap { document.number($0, "'spontaneous-rate'", in: 0...60) }
+          ?? 0,
+        noise: fields["noise"].flatMap { document.number($0, "an eda's 'noise'", in: 0...10) } ?? 0.005,
+        seed: fields["seed"].flatMap { document.seed($0, "an eda's 'seed'") })
+    case "temperature":
+      guard
+        let fields = fields(
+          body, of: "a temperature source", allowed: ["start", "trend", "wander", "noise", "seed"])
+      else { return nil }
+      return .temperature(
+        start: fields["start"].flatMap { document.number($0, "'start'", in: -40...60) } ?? 33,
+        trendPerHour: fields["trend"].flatMap { document.number($0, "'trend' (°C per hour)") } ?? 0.3,
+        wander: fields["wander"].flatMap { document.number($0, "'wander'", in: 0...10) } ?? 0.1,
+        noise: fields["noise"].flatMap { document.number($0, "a temperature's 'noise'", in: 0...10) } ?? 0.01,
+        seed: fields["seed"].flatMap { document.seed($0, "a temperature's 'seed'") })
+    case "e4-export":
+      guard
+        let fields = fields(
+          body, of: "an e4-export source", allowed: ["folder", "signal", "loop"], required: ["folder", "signal"]),
+        let folder = fields["folder"].flatMap({ document.text($0, "an export's 'folder'") }),
+        let signal = fields["signal"].flatMap({
+          document.setting($0, SettingSpec("signal", .choice(Self.e4ExportSignals), help: ""), "an export's 'signal'")?
+            .text
+        })
+      else { return nil }
+      return .e4Export(
+        folder: folder, signal: signal, loops: fields["loop"].flatMap { document.flag($0, "'loop'") } ?? false)
     case "csv":
       guard
         let fields = fields(

@@ -43,6 +43,31 @@ public struct SignalFactory: Sendable {
         SyntheticECG(
           sampleRate: sampleRate, heartRate: heartRate, noise: noise, arrhythmiaEpisodes: arrhythmia,
           seed: seed ?? self.seed(device: device, stream: stream)))
+    case .ppg(let heartRate, let variability, let amplitude, let noise, let seed):
+      return SyntheticPPG(
+        heartRate: heartRate, variability: variability, amplitude: amplitude, noise: noise,
+        seed: seed ?? self.seed(device: device, stream: stream))
+    case .eda(let tonic, let drift, let responses, let spontaneousRate, let noise, let seed):
+      return SyntheticEDA(
+        tonicLevel: tonic, tonicDrift: drift, responses: responses, spontaneousRate: spontaneousRate, noise: noise,
+        seed: seed ?? self.seed(device: device, stream: stream))
+    case .temperature(let start, let trendPerHour, let wander, let noise, let seed):
+      return TemperatureDrift(
+        start: start, trendPerHour: trendPerHour, wander: wander, noise: noise,
+        seed: seed ?? self.seed(device: device, stream: stream))
+    case .e4Export(let folder, let signal, let loops):
+      let export: E4ConnectExport
+      do {
+        export = try E4ConnectExport(directory: path(folder))
+      } catch {
+        throw ScenarioError(.badRecording, file: error.file, line: error.line, column: error.column, error.message)
+      }
+      guard let recorded = export.signals(loops: loops)[signal] else {
+        throw ScenarioError(
+          .badRecording, file: path(folder), line: 0, column: 0, "the E4 Connect export has no '\(signal)' signal",
+          expected: "its CSV file in the folder")
+      }
+      return recorded
     case .csv(let file, let timeColumn, let valueColumn, let interpolation, let loops):
       return try CSVRecording.read(
         path: path(file), timeColumn: timeColumn, valueColumn: valueColumn,

@@ -1,3 +1,5 @@
+import Signals
+
 /// What a device stream carries, as a scenario describes it. `SignalFactory`
 /// turns it into a `SignalSource`.
 public indirect enum SourceSpec: Hashable, Sendable {
@@ -10,6 +12,16 @@ public indirect enum SourceSpec: Hashable, Sendable {
   case ecg(heartRate: Double, noise: Double, arrhythmia: [ClosedRange<Double>], seed: UInt64?)
   /// A recorded CSV file with a time column (seconds) and a value column.
   case csv(file: String, timeColumn: String, valueColumn: String, interpolation: String, loops: Bool)
+  /// A synthetic pulse wave (blood volume pulse) with a heart rate.
+  case ppg(heartRate: Double, variability: Double, amplitude: Double, noise: Double, seed: UInt64?)
+  /// Synthetic skin conductance (µS): a tonic level with responses.
+  case eda(
+    tonic: Double, drift: Double, responses: [SkinConductanceResponse], spontaneousRate: Double, noise: Double,
+    seed: UInt64?)
+  /// Skin temperature (°C) drifting slowly.
+  case temperature(start: Double, trendPerHour: Double, wander: Double, noise: Double, seed: UInt64?)
+  /// One signal of an E4 Connect export folder (`bvp`, `eda`, `temperature`, `acc.x`, `acc.y`, `acc.z`).
+  case e4Export(folder: String, signal: String, loops: Bool)
   /// The sum of several sources.
   case sum([SourceSpec])
 }

@@ -1,0 +1,223 @@
+import E4
+import E4Link
+import Foundation
+import GATT
+import Scenario
+import Signals
+
+/// The Empatica E4 in scenarios: BVP, EDA, temperature and acceleration
+/// streams from any source, button tags and battery from the timeline, and
+/// the E4 link SDK-shaped client reporting every stream with the device's
+/// timestamps, the heart rate from its interbeat intervals, tags and battery.
+public struct E4Binding: DeviceBinding {
+  public static let description = DeviceDescription(
+    model: "e4",
+    summary: "Empatica E4 wristband: BVP 64 Hz, acceleration 32 Hz, EDA and temperature 4 Hz, IBI, battery, tags",
+    settings: [
+      SettingSpec("battery", .number(0...1), default: .number(1), help: "battery level at the start, 0…1"),
+      SettingSpec(
+        "battery-drain", .number(0...10), default: .number(0.04), help: "battery used per hour while streaming, 0…1"),
+      SettingSpec("ibi-warm-up", .duration, default: .duration(.seconds(20)), help: "streaming before the first IBI"),
+      SettingSpec(
+        "motion-threshold", .number(0...4), default: .number(0.15), help: "acceleration change (g) that voids a beat"),
+    ],
+    streams: [
+      StreamSpec("bvp", unit: "BVP units", help: "blood volume pulse, 64 Hz"),
+      StreamSpec("eda", unit: "µS", help: "electrodermal activity (skin conductance), 4 Hz"),
+      StreamSpec("temperature", unit: "°C", help: "skin temperature, 4 Hz"),
+      StreamSpec("acc.x", unit: "g", help: "acceleration along x, 32 Hz"),
+      StreamSpec("acc.y", unit: "g", help: "acceleration along y, 32 Hz"),
+      StreamSpec("acc.z", unit: "g", help: "acceleration along z, 32 Hz"),
+    ],
+    actions: [
+      ActionSpec("tag", help: "press the button: a tag at the device's time"),
+      ActionSpec(
+        "battery", parameters: [SettingSpec("level", .number(0...1), help: "the new level, 0…1 (0 powers it off)")],
+        help: "set the battery level"),
+      ActionSpec("power-off", help: "switch the wristband off (it disconnects)"),
+    ],
+    clientSettings: [
+      SettingSpec(
+        "authentication", .choice(["accept", "refuse"]), default: .text("accept"),
+        help: "what the (emulated) Empatica server answers the API key"),
+      SettingSpec("connect-timeout", .duration, default: .duration(.seconds(60)), help: "how long to look and connect"),
+      SettingSpec("reconnect", .flag, default: .flag(true), help: "connect again after the link is lost"),
+    ],
+    metrics: ["heart-rate", "battery"],
+    events: ["tag", "ibi", "battery"])
+
+  public let device: DeviceSpec
+  let wristband: E4
+
+  public var model: any PeripheralModel { wristband }
+
+  public init(device: DeviceSpec, signals: SignalFactory) throws(ScenarioError) {
+    self.device = device
+    let drain = device.settings["battery-drain"]?.number ?? 0.04
+    let configuration = E4Configuration(
+      name: device.name ?? "Empatica E4", serialNumber: device.serial ?? "A00000",
+      batteryLevel: device.settings["battery"]?.number ?? 1,
+      batteryDrain: drain == 0
+        ? .none
+        : E4Configuration.BatteryDrain(streamingPerHour: drain, connectedPerHour: drain / 2, idlePerHour: drain / 8),
+      ibiWarmUp: device.settings["ibi-warm-up"]?.duration?.seconds ?? 20,
+      motionThreshold: device.settings["motion-threshold"]?.number ?? 0.15)
+    func source(_ signal: E4Signal, _ fallback: any SignalSource) throws(ScenarioError) -> any SignalSource {
+      guard let spec = device.streams[signal.rawValue] else { return fallback }
+      return try signals.make(
+        spec, device: device.id, stream: signal.rawValue, sampleRate: Double(signal.sampleRate))
+    }
+    let seed = { (stream: String) in signals.seed(device: device.id, stream: stream) }
+    wristband = E4(
+      configuration: configuration,
+      bvp: try source(.bvp, SyntheticPPG(seed: seed("bvp"))),
+      eda: try source(.eda, SyntheticEDA(seed: seed("eda"))),
+      temperature: try source(.temperature, TemperatureDrift(seed: seed("temperature"))),
+      accelerationX: try source(.accelerationX, ConstantSignal(0)),
+      accelerationY: try source(.accelerationY, ConstantSignal(0)),
+      accelerationZ: try source(.accelerationZ, ConstantSignal(1)))
+  }
+
+  public func setSource(_ source: any SignalSource, for stream: String) async {
+    guard let signal = E4Signal(rawValue: stream) else { return }
+    await wristband.setSource(source, for: signal)
+  }
+
+  public func sampleRate(of stream: String) -> Double {
+    Double(E4Signal(rawValue: stream)?.sampleRate ?? 4)
+  }
+
+  public func perform(_ action: String, arguments: [String: SettingValue]) async throws {
+    switch action {
+    case "tag": _ = await wristband.pressButton()
+    case "battery": await wristband.setBattery(arguments["level"]?.number ?? 1)
+    case "power-off": await wristband.powerOff()
+    default:
+      throw ScenarioError(.unknownReference, file: "", line: 0, column: 0, "an e4 has no action '\(action)'")
+    }
+  }
+
+  public func runClient(link: any CentralLink, clock: any Clock<Duration>, observer: ClientObserver) async {
+    let id = device.id
+    let refuse = device.client["authentication"]?.text == "refuse"
+    let timeout = device.client["connect-timeout"]?.duration ?? .seconds(60)
+    let reconnect = device.client["reconnect"]?.flag ?? true
+    // Unix time for the start command, moving with the run's clock (virtual or wall).
+    let origin = Date().timeIntervalSince1970.rounded()
+    let elapsed = Self.stopwatch(clock)
+    let api = EmpaticaAPI(
+      link: link, authenticator: refuse ? E4LocalVerifier.refusingEveryKey() : E4LocalVerifier.acceptingAnyKey,
+      clock: clock, unixTime: { origin + elapsed().seconds })
+    let authentication = await api.authenticate(apiKey: "doppel-scenario-key")
+    guard authentication.success else {
+      await observer.error("authentication failed: \(authentication.description)", device: id)
+      // The SDK refuses discovery without a valid key: show that it does.
+      do {
+        _ = try await api.discoverDevices(duration: .seconds(1))
+      } catch {
+        await observer.error("discovery refused: \(error)", device: id)
+      }
+      return
+    }
+    guard let manager = await find(api: api, timeout: timeout, clock: clock, observer: observer) else { return }
+    let readers = await subscribe(manager, origin: origin, observer: observer)
+    defer { for reader in readers { reader.cancel() } }
+    repeat {
+      do {
+        try await manager.connect(timeout: timeout)
+        await observer.event("connected", device: id)
+        for await status in await manager.statusUpdates() where status == .disconnected { break }
+        if Task.isCancelled { break }
+        await observer.event("disconnected", device: id)
+      } catch {
+        if Task.isCancelled { break }
+        await observer.error("connecting: \(error)", device: id)
+        try? await clock.sleep(for: .seconds(1))
+      }
+    } while reconnect && !Task.isCancelled
+    let malformed = await manager.malformedPackets
+    for _ in 0..<malformed { await observer.event("malformed", device: id) }
+    await manager.disconnect()
+    for reader in readers { await reader.value }
+  }
+
+  /// Scans until the wristband with this device's name shows up.
+  private func find(api: EmpaticaAPI, timeout: Duration, clock: any Clock<Duration>, observer: ClientObserver) async
+    -> E4DeviceManager?
+  {
+    let name = device.name ?? E4Profile.advertisedName
+    do {
+      for await event in try await api.discoverDevices(duration: timeout, namePrefix: name) {
+        if case .devices(let found) = event, let manager = found.first { return manager }
+      }
+      if !Task.isCancelled {
+        await observer.error("no wristband named '\(name)' found within \(timeout)", device: device.id)
+      }
+    } catch {
+      await observer.error("discovery: \(error)", device: device.id)
+    }
+    return nil
+  }
+
+  /// Reads every stream of `manager` into the observer, with the device's
+  /// timestamps as seconds from the run's start.
+  private func subscribe(_ manager: E4DeviceManager, origin: Double, observer: ClientObserver) async
+    -> [Task<Void, Never>]
+  {
+    let id = device.id
+    // Every stream is taken before connecting, so nothing sent is missed.
+    let bvp = await manager.bvp()
+    let gsr = await manager.gsr()
+    let temperature = await manager.temperature()
+    let acceleration = await manager.acceleration()
+    let ibi = await manager.ibi()
+    let battery = await manager.batteryLevel()
+    let tags = await manager.tags()
+    func forward(_ stream: AsyncStream<E4Sample>, as name: String) -> Task<Void, Never> {
+      Task {
+        for await sample in stream {
+          await observer.sample(sample.value, stream: name, device: id, time: sample.timestamp - origin)
+        }
+      }
+    }
+    return [
+      forward(bvp, as: "bvp"),
+      forward(gsr, as: "eda"),
+      forward(temperature, as: "temperature"),
+      Task {
+        for await sample in acceleration {
+          let g = sample.g
+          let time = sample.timestamp - origin
+          await observer.sample(g.x, stream: "acc.x", device: id, time: time)
+          await observer.sample(g.y, stream: "acc.y", device: id, time: time)
+          await observer.sample(g.z, stream: "acc.z", device: id, time: time)
+        }
+      },
+      Task {
+        var recent: [Double] = []
+        for await beat in ibi {
+          await observer.event("ibi", device: id)
+          recent.append(beat.value)
+          if recent.count > 10 { recent.removeFirst() }
+          await observer.metric("heart-rate", 60 * Double(recent.count) / recent.reduce(0, +), device: id)
+        }
+      },
+      Task {
+        for await level in battery {
+          await observer.event("battery", device: id, detail: String(format: "%.0f %%", level.value * 100))
+          await observer.metric("battery", level.value, device: id)
+        }
+      },
+      Task {
+        for await tag in tags {
+          await observer.event("tag", device: id, detail: String(format: "at %.3f s", tag.timestamp - origin))
+        }
+      },
+    ]
+  }
+
+  private static func stopwatch<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {
+    let start = clock.now
+    return { start.duration(to: clock.now) }
+  }
+}
