@@ -60,7 +60,7 @@ public struct BlendMicroBinding: DeviceBinding {
 
   public func sampleRate(of stream: String) -> Double { sampleRate }
 
-  public func perform(_ action: String, arguments: [String: SettingValue]) async throws {
+  public func perform(_ action: String, arguments: [String: SettingValue]) async throws -> [ScenarioAction] {
     throw ScenarioError(.unknownReference, file: "", line: 0, column: 0, "a blend-micro has no action '\(action)'")
   }
 

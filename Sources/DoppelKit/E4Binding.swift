@@ -87,11 +87,20 @@ public struct E4Binding: DeviceBinding {
     Double(E4Signal(rawValue: stream)?.sampleRate ?? 4)
   }
 
-  public func perform(_ action: String, arguments: [String: SettingValue]) async throws {
+  public func perform(_ action: String, arguments: [String: SettingValue]) async throws -> [ScenarioAction] {
     switch action {
-    case "tag": _ = await wristband.pressButton()
-    case "battery": await wristband.setBattery(arguments["level"]?.number ?? 1)
-    case "power-off": await wristband.powerOff()
+    case "tag":
+      _ = await wristband.pressButton()
+      return []
+    case "battery":
+      let wasOn = await wristband.isPoweredOn
+      await wristband.setBattery(arguments["level"]?.number ?? 1)
+      let isOn = await wristband.isPoweredOn
+      // A wristband that is off does not advertise; charged again, it does.
+      return wasOn == isOn ? [] : [isOn ? .advertise : .stopAdvertising]
+    case "power-off":
+      await wristband.powerOff()
+      return [.stopAdvertising]
     default:
       throw ScenarioError(.unknownReference, file: "", line: 0, column: 0, "an e4 has no action '\(action)'")
     }

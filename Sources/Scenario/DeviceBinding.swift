@@ -24,8 +24,10 @@ public protocol DeviceBinding: Sendable {
   /// The sample rate of `stream` in Hz, for sources that need one (an ECG).
   func sampleRate(of stream: String) -> Double
 
-  /// Applies a model-specific timeline action (`tag`, `battery`, …).
-  func perform(_ action: String, arguments: [String: SettingValue]) async throws
+  /// Applies a model-specific timeline action (`tag`, `battery`, …) and
+  /// returns what else must happen at the hosting level as a consequence
+  /// (a device switched off stops advertising: `[.stopAdvertising]`).
+  func perform(_ action: String, arguments: [String: SettingValue]) async throws -> [ScenarioAction]
 
   /// Runs the device's client stack over `link` until the task is cancelled:
   /// find the device, connect, subscribe, and report to `observer` under

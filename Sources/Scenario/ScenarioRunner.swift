@@ -195,7 +195,10 @@ public struct ScenarioRunner: Sendable {
       var advertisement = device.binding.model.advertisement
       advertisement.localName = name
       try await device.hosted.setAdvertising(true, advertisement: advertisement)
-    case .device(let name, let arguments): try await device.binding.perform(name, arguments: arguments)
+    case .device(let name, let arguments):
+      for consequence in try await device.binding.perform(name, arguments: arguments) {
+        try await apply(consequence, to: device, clock: clock, signals: signals, ended: ended)
+      }
     case .end: break
     }
   }
