@@ -253,7 +253,10 @@ public actor BlueZPeripheral: PeripheralHost {
         group.addTask { try? await Self.forEach(objectSignals) { await self.deviceSignal($0) } }
       }
     }
-    await refreshConnectedCentrals()
+    // Centrals that BlueZ lists as connected already are not reported now:
+    // BlueZ 5.66 can leave a device of an earlier link marked Connected
+    // (seen in the lab between runs), and a central that is really there
+    // is reported when it first reads, writes or subscribes.
   }
 
   private static func forEach(_ signals: DBusSignalStream, _ body: (DBusMessage) async -> Void) async throws {

@@ -27,6 +27,16 @@ final class ScenarioDocument {
         suggestion: suggestion))
   }
 
+  /// Records that `name` is not one of `candidates`, listing them and
+  /// suggesting the closest as a likely misspelling.
+  func failUnknown(
+    _ code: ScenarioError.Code, at node: Node?, _ message: String, name: String, among candidates: [String]
+  ) {
+    fail(
+      code, at: node, message, expected: "one of " + candidates.joined(separator: ", "),
+      suggestion: Self.closest(to: name, in: candidates).map { "did you mean '\($0)'?" })
+  }
+
   /// How a node reads in an error message.
   static func describe(_ node: Node) -> String {
     switch node {

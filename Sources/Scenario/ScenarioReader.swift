@@ -76,10 +76,8 @@ struct ScenarioReader {
       document.fail(.invalidValue, at: idNode, "a device id is letters, digits, '-' and '_'", found: "'\(id)'")
     }
     guard let description = parser.models.first(where: { $0.model == model }) else {
-      document.fail(
-        .unknownModel, at: modelNode, "unknown device model '\(model)'",
-        expected: "one of " + modelNames.joined(separator: ", "),
-        suggestion: ScenarioDocument.closest(to: model, in: modelNames).map { "did you mean '\($0)'?" })
+      document.failUnknown(
+        .unknownModel, at: modelNode, "unknown device model '\(model)'", name: model, among: modelNames)
       return nil
     }
     var device = DeviceSpec(id: id, model: model, location: document.location(node))
@@ -368,20 +366,17 @@ struct ScenarioReader {
     let deviceID = deviceNode.flatMap { document.text($0, "'device'") } ?? (devices.count == 1 ? devices[0].id : nil)
     let device = deviceID.flatMap { id in devices.first { $0.id == id } }
     if let deviceNode, let deviceID, device == nil {
-      document.fail(
-        .unknownReference, at: deviceNode, "no device has id '\(deviceID)'",
-        expected: "one of " + devices.map(\.id).joined(separator: ", "),
-        suggestion: ScenarioDocument.closest(to: deviceID, in: devices.map(\.id)).map { "did you mean '\($0)'?" })
+      document.failUnknown(
+        .unknownReference, at: deviceNode, "no device has id '\(deviceID)'", name: deviceID, among: devices.map(\.id))
       return nil
     }
     let description = device.flatMap { d in parser.models.first { $0.model == d.model } }
     let actions = Self.genericActions + (description?.actions ?? [])
     guard let spec = actions.first(where: { $0.name == actionName }) else {
-      document.fail(
+      document.failUnknown(
         .unknownReference, at: actionNode,
-        "unknown action '\(actionName)'" + (device.map { " for a \($0.model)" } ?? ""),
-        expected: "one of " + actions.map(\.name).joined(separator: ", "),
-        suggestion: ScenarioDocument.closest(to: actionName, in: actions.map(\.name)).map { "did you mean '\($0)'?" })
+        "unknown action '\(actionName)'" + (device.map { " for a \($0.model)" } ?? ""), name: actionName,
+        among: actions.map(\.name))
       return nil
     }
     var allowed = ["at", "after", "delay", "device", "do"] + spec.parameters.map(\.key)
@@ -477,10 +472,9 @@ struct ScenarioReader {
       guard let stream = arguments["stream"]?.text, let sourceNode = fields["source"] else { return nil }
       let streams = description?.streams.map(\.name) ?? []
       guard streams.contains(stream) else {
-        document.fail(
+        document.failUnknown(
           .unknownReference, at: fields["stream"], "a \(device?.model ?? "device") has no stream '\(stream)'",
-          expected: "one of " + streams.joined(separator: ", "),
-          suggestion: ScenarioDocument.closest(to: stream, in: streams).map { "did you mean '\($0)'?" })
+          name: stream, among: streams)
         return nil
       }
       return readSource(sourceNode, what: "the new source of '\(stream)'").map { .setStream(stream, $0) }
@@ -521,10 +515,8 @@ struct ScenarioReader {
     let id = deviceNode.flatMap { document.text($0, "'device'") } ?? (devices.count == 1 ? devices[0].id : nil)
     guard let id, let device = devices.first(where: { $0.id == id }) else {
       if let deviceNode {
-        document.fail(
-          .unknownReference, at: deviceNode, "no device has id '\(id ?? "")'",
-          expected: "one of " + devices.map(\.id).joined(separator: ", "),
-          suggestion: ScenarioDocument.closest(to: id ?? "", in: devices.map(\.id)).map { "did you mean '\($0)'?" })
+        document.failUnknown(
+          .unknownReference, at: deviceNode, "no device has id '\(id ?? "")'", name: id ?? "", among: devices.map(\.id))
       } else if !devices.isEmpty {
         document.fail(
           .missingKey, at: node, "an expectation needs 'device' (the scenario has \(devices.count) devices)")
@@ -547,10 +539,9 @@ struct ScenarioReader {
       else { return nil }
       let streams = description?.streams.map(\.name) ?? []
       guard streams.contains(stream) else {
-        document.fail(
-          .unknownReference, at: streamNode, "a \(device.model) has no stream '\(stream)'",
-          expected: "one of " + streams.joined(separator: ", "),
-          suggestion: ScenarioDocument.closest(to: stream, in: streams).map { "did you mean '\($0)'?" })
+        document.failUnknown(
+          .unknownReference, at: streamNode, "a \(device.model) has no stream '\(stream)'", name: stream, among: streams
+        )
         return nil
       }
       let minCount = fields["min-count"].flatMap { document.integer($0, "'min-count'", in: 0...Int.max) }
@@ -594,10 +585,9 @@ struct ScenarioReader {
       else { return nil }
       let events = DeviceDescription.commonEvents + (description?.events ?? [])
       guard events.contains(name) else {
-        document.fail(
-          .unknownReference, at: nameNode, "a \(device.model)'s client reports no event '\(name)'",
-          expected: "one of " + events.joined(separator: ", "),
-          suggestion: ScenarioDocument.closest(to: name, in: events).map { "did you mean '\($0)'?" })
+        document.failUnknown(
+          .unknownReference, at: nameNode, "a \(device.model)'s client reports no event '\(name)'", name: name,
+          among: events)
         return nil
       }
       if let exact = fields["count"] {

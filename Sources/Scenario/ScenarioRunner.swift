@@ -65,8 +65,20 @@ public struct ScenarioRunner: Sendable {
     let fired = FiredLog()
     let observer = ClientObserver(clock: clock, progress: progress)
     do {
+      // Listen for the link events `after:` triggers wait on before anything
+      // is hosted, so none is missed.
+      var peripherals: [String: ScenarioPeripheral] = [:]
+      var linkEvents: [Int: AsyncStream<ScenarioPeripheral.LinkEvent>] = [:]
       for (spec, binding) in bound {
-        let peripheral = ScenarioPeripheral(model: binding.model, faults: FaultPlan())
+        peripherals[spec.id] = ScenarioPeripheral(model: binding.model, faults: FaultPlan())
+      }
+      for (index, event) in scenario.timeline.enumerated() {
+        if case .after(_, let device, _, _) = event.trigger, let peripheral = peripherals[device] {
+          linkEvents[index] = await peripheral.linkEvents()
+        }
+      }
+      for (spec, binding) in bound {
+        guard let peripheral = peripherals[spec.id] else { continue }
         let hosted = try await transport.host(peripheral, device: spec)
         if !spec.advertisesAtStart { try await hosted.setAdvertising(false, advertisement: nil) }
         running.append(Running(spec: spec, binding: binding, peripheral: peripheral, hosted: hosted))
@@ -74,13 +86,11 @@ public struct ScenarioRunner: Sendable {
           "device \(spec.id): \(spec.model) '\(binding.model.advertisement.localName ?? "")'\(spec.advertisesAtStart ? "" : " (not advertising yet)")"
         )
       }
-      for event in scenario.timeline {
+      for (index, event) in scenario.timeline.enumerated() {
         let device = running.first { $0.spec.id == event.device }
-        // Listen before anything can connect, so no link event is missed.
-        var linkEvents: AsyncStream<ScenarioPeripheral.LinkEvent>?
-        if case .after = event.trigger { linkEvents = await device?.peripheral.linkEvents() }
+        let linkEvents = linkEvents[index]
         tasks.append(
-          Task { [linkEvents] in
+          Task {
             await Self.play(
               event, device: device, linkEvents: linkEvents, clock: clock, signals: signals, ended: ended, fired: fired,
               stopwatch: stopwatch, progress: progress)
