@@ -103,7 +103,7 @@ public struct ScenarioRunner: Sendable {
           tasks.append(Task { await binding.runClient(link: link, clock: clock, observer: observer) })
         }
       }
-      try await transport.run(for: scenario.duration, granularity: .seconds(1)) { await ended.isSet }
+      try await transport.run(for: scenario.duration, granularity: .milliseconds(100)) { await ended.isSet }
     } catch {
       for task in tasks { task.cancel() }
       for device in running { await device.hosted.stop() }
