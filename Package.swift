@@ -77,6 +77,7 @@ let package = Package(
     .testTarget(name: "DBusTests", dependencies: ["DBus"]),
     .testTarget(name: "GATTTests", dependencies: ["GATT"]),
     .testTarget(name: "SignalsTests", dependencies: ["Signals"]),
+    .testTarget(name: "ScenarioTests", dependencies: ["Scenario", "GATT", "Signals"], exclude: ["Malformed"]),
     .testTarget(name: "BlendMicroTests", dependencies: ["BlendMicro", "BlendMicroClient", "GATT", "Signals"]),
     .testTarget(name: "E4Tests", dependencies: ["E4", "E4Link", "GATT", "Signals"]),
     .testTarget(name: "DoppelKitTests", dependencies: ["DoppelKit", "Scenario", "GATT", "Signals", "BlendMicro"]),

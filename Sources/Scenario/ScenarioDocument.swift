@@ -8,6 +8,9 @@ import Yams
 final class ScenarioDocument {
   let file: String
   private(set) var errors: [ScenarioError] = []
+  /// Every device id the file declares, valid device or not, so that a
+  /// reference to a device already reported as invalid adds no error of its own.
+  var declaredDeviceIDs: [String] = []
 
   init(file: String) { self.file = file }
 
@@ -33,8 +36,15 @@ final class ScenarioDocument {
     _ code: ScenarioError.Code, at node: Node?, _ message: String, name: String, among candidates: [String]
   ) {
     fail(
-      code, at: node, message, expected: "one of " + candidates.joined(separator: ", "),
+      code, at: node, message,
+      expected: candidates.isEmpty ? "nothing: there are none" : "one of " + candidates.joined(separator: ", "),
       suggestion: Self.closest(to: name, in: candidates).map { "did you mean '\($0)'?" })
+  }
+
+  /// "a" or "an" before a word, as it sounds ("an e4", "a blend-micro").
+  static func article(_ word: String) -> String {
+    guard let first = word.lowercased().first else { return "a" }
+    return "aeio".contains(first) ? "an" : "a"
   }
 
   /// How a node reads in an error message.
@@ -80,7 +90,7 @@ final class ScenarioDocument {
       if !allowed.contains(key) {
         fail(
           .unknownKey, at: keyNode, "unknown key '\(key)' in \(what)",
-          expected: "one of " + allowed.joined(separator: ", "),
+          expected: allowed.isEmpty ? "no keys: there are none" : "one of " + allowed.joined(separator: ", "),
           suggestion: Self.closest(to: key, in: allowed).map { "did you mean '\($0)'?" })
         continue
       }
@@ -196,7 +206,7 @@ final class ScenarioDocument {
       return nil
     }
     let parts = text.replacingOccurrences(of: "+-", with: "±").split(separator: "±", omittingEmptySubsequences: false)
-    guard parts.count == 2, let value = Double(String(parts[0]).trimmingSpaces) else {
+    guard parts.count == 2, let value = Double(String(parts[0]).trimmingSpaces), value.isFinite else {
       fail(.wrongType, at: node, "\(what) must be a value with a tolerance", expected: expected, found: "'\(text)'")
       return nil
     }
@@ -205,7 +215,9 @@ final class ScenarioDocument {
 
   private func tolerance(value: Double, within: String, node: Node, what: String, expected: String) -> Tolerance? {
     let relative = within.hasSuffix("%")
-    guard let amount = Double(relative ? String(within.dropLast()).trimmingSpaces : within), amount >= 0 else {
+    guard let amount = Double(relative ? String(within.dropLast()).trimmingSpaces : within), amount >= 0,
+      amount.isFinite
+    else {
       fail(
         .invalidValue, at: node, "\(what) has a bad tolerance", expected: "a number ≥ 0, or a percentage like 5%",
         found: "'\(within)'")

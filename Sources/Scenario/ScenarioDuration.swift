@@ -18,6 +18,8 @@ public enum ScenarioDuration {
       rest = rest.dropFirst(unit.suffix.count)
       total += value * unit.seconds
     }
+    // Longer than Duration's nanoseconds can hold (about 292 years) is not a duration.
+    guard total * 1e9 < Double(Int64.max) else { return nil }
     return .nanoseconds(Int64((total * 1e9).rounded()))
   }
 

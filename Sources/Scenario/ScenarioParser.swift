@@ -46,13 +46,21 @@ public struct ScenarioParser: Sendable {
     }
     let scenario = ScenarioReader(parser: self, document: document).read(root)
     guard document.errors.isEmpty, let scenario else {
-      throw ScenarioValidationError(document.errors.sorted { ($0.line, $0.column) < ($1.line, $1.column) })
+      // In file order; errors at one place keep the order they were found in.
+      let ordered = document.errors.enumerated().sorted {
+        ($0.element.line, $0.element.column, $0.offset) < ($1.element.line, $1.element.column, $1.offset)
+      }
+      throw ScenarioValidationError(ordered.map(\.element))
     }
     return scenario
   }
 
   static func syntaxError(_ error: any Error, file: String) -> ScenarioError {
     switch error as? YamlError {
+    case .duplicatedKeysInMapping(let keys, let context):
+      return ScenarioError(
+        .duplicateKey, file: file, line: context.mark.line, column: context.mark.column,
+        "'\(keys.joined(separator: "', '"))' is given twice", suggestion: "keep one of them")
     case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _),
       .composer(let context, let problem, let mark, _):
       let about = context.map { " \($0.text)" } ?? ""

@@ -25,7 +25,6 @@ struct ScenarioReader {
       switch key {
       case "scenario": name = document.text(value, "'scenario' (its name)") ?? ""
       case "description": description = document.text(value, "'description'")
-      case "seed": seed = document.seed(value, "'seed'") ?? seed
       case "duration": duration = document.duration(value, "'duration'")
       case "devices": devices = readDevices(value, seed: seed)
       case "timeline": timelineNode = value
@@ -33,7 +32,7 @@ struct ScenarioReader {
       default: break
       }
     }
-    // Seeds given after `devices` in the file still apply to them.
+    // The seed is read apart, so one given after `devices` applies to them too.
     if let seedEntry = entries.first(where: { $0.key == "seed" }), let value = document.seed(seedEntry.value, "'seed'")
     {
       seed = value
@@ -69,9 +68,9 @@ struct ScenarioReader {
         node, of: "a device", allowed: ScenarioParser.deviceKeys, required: ["id", "model"])
     else { return nil }
     let value = { (key: String) in entries.first { $0.key == key }?.value }
-    guard let idNode = value("id"), let modelNode = value("model"),
-      let id = document.text(idNode, "a device's 'id'"), let model = document.text(modelNode, "'model'")
-    else { return nil }
+    guard let idNode = value("id"), let id = document.text(idNode, "a device's 'id'") else { return nil }
+    document.declaredDeviceIDs.append(id)
+    guard let modelNode = value("model"), let model = document.text(modelNode, "'model'") else { return nil }
     if id.isEmpty || !id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) {
       document.fail(.invalidValue, at: idNode, "a device id is letters, digits, '-' and '_'", found: "'\(id)'")
     }
@@ -140,9 +139,11 @@ struct ScenarioReader {
   func readSource(_ node: Node, what: String) -> SourceSpec? {
     if case .scalar = node, let value = document.number(node, "\(what) (a constant)") { return .constant(value) }
     if case .scalar = node { return nil }
+    let errorsBefore = document.errors.count
     guard let entries = document.entries(node, of: what, allowed: Self.sourceKinds) else { return nil }
     guard entries.count == 1, let (kind, _, body) = entries.first else {
-      if !entries.isEmpty || document.errors.isEmpty {
+      // An entry refused as an unknown key has its own error already.
+      if !entries.isEmpty || document.errors.count == errorsBefore {
         document.fail(
           .invalidValue, at: node, "\(what) must name exactly one kind of source",
           expected: "one of " + Self.sourceKinds.joined(separator: ", "), found: "\(entries.count) kinds")
@@ -363,8 +364,16 @@ struct ScenarioReader {
       return nil
     }
     let deviceNode = mapping.first { $0.key.string == "device" }?.value
-    let deviceID = deviceNode.flatMap { document.text($0, "'device'") } ?? (devices.count == 1 ? devices[0].id : nil)
+    let declared = document.declaredDeviceIDs
+    let deviceID = deviceNode.flatMap { document.text($0, "'device'") } ?? (declared.count == 1 ? declared[0] : nil)
     let device = deviceID.flatMap { id in devices.first { $0.id == id } }
+    // A device that is declared but invalid has its own errors already.
+    if let deviceID, device == nil, declared.contains(deviceID) { return nil }
+    if deviceNode == nil, device == nil, actionName != "end" {
+      document.fail(
+        .missingKey, at: node, "a '\(actionName)' event needs 'device' (the scenario has \(devices.count) devices)")
+      return nil
+    }
     if let deviceNode, let deviceID, device == nil {
       document.failUnknown(
         .unknownReference, at: deviceNode, "no device has id '\(deviceID)'", name: deviceID, among: devices.map(\.id))
@@ -375,7 +384,8 @@ struct ScenarioReader {
     guard let spec = actions.first(where: { $0.name == actionName }) else {
       document.failUnknown(
         .unknownReference, at: actionNode,
-        "unknown action '\(actionName)'" + (device.map { " for a \($0.model)" } ?? ""), name: actionName,
+        "unknown action '\(actionName)'"
+          + (device.map { " for \(ScenarioDocument.article($0.model)) \($0.model)" } ?? ""), name: actionName,
         among: actions.map(\.name))
       return nil
     }
@@ -387,11 +397,6 @@ struct ScenarioReader {
         $0.defaultValue == nil && description?.actions.contains { $0.name == actionName } == true
       }.map(\.key)
     guard let fields = fields(node, of: "a '\(actionName)' event", allowed: allowed, required: required) else {
-      return nil
-    }
-    if actionName != "end", device == nil {
-      document.fail(
-        .missingKey, at: node, "a '\(actionName)' event needs 'device' (the scenario has \(devices.count) devices)")
       return nil
     }
     // When.
@@ -473,7 +478,8 @@ struct ScenarioReader {
       let streams = description?.streams.map(\.name) ?? []
       guard streams.contains(stream) else {
         document.failUnknown(
-          .unknownReference, at: fields["stream"], "a \(device?.model ?? "device") has no stream '\(stream)'",
+          .unknownReference, at: fields["stream"],
+          "\(ScenarioDocument.article(device?.model ?? "device")) \(device?.model ?? "device") has no stream '\(stream)'",
           name: stream, among: streams)
         return nil
       }
@@ -512,7 +518,9 @@ struct ScenarioReader {
       return nil
     }
     let deviceNode = entries.first { $0.key == "device" }?.value
-    let id = deviceNode.flatMap { document.text($0, "'device'") } ?? (devices.count == 1 ? devices[0].id : nil)
+    let declared = document.declaredDeviceIDs
+    let id = deviceNode.flatMap { document.text($0, "'device'") } ?? (declared.count == 1 ? declared[0] : nil)
+    if let id, declared.contains(id), !devices.contains(where: { $0.id == id }) { return nil }
     guard let id, let device = devices.first(where: { $0.id == id }) else {
       if let deviceNode {
         document.failUnknown(
@@ -540,7 +548,9 @@ struct ScenarioReader {
       let streams = description?.streams.map(\.name) ?? []
       guard streams.contains(stream) else {
         document.failUnknown(
-          .unknownReference, at: streamNode, "a \(device.model) has no stream '\(stream)'", name: stream, among: streams
+          .unknownReference, at: streamNode,
+          "\(ScenarioDocument.article(device.model)) \(device.model) has no stream '\(stream)'", name: stream,
+          among: streams
         )
         return nil
       }
@@ -572,7 +582,8 @@ struct ScenarioReader {
       let metrics = description?.metrics ?? []
       guard metrics.contains(name) else {
         document.fail(
-          .unknownReference, at: nameNode, "a \(device.model)'s client has no metric '\(name)'",
+          .unknownReference, at: nameNode,
+          "\(ScenarioDocument.article(device.model)) \(device.model)'s client has no metric '\(name)'",
           expected: metrics.isEmpty ? "none (it has no metrics)" : "one of " + metrics.joined(separator: ", "),
           suggestion: ScenarioDocument.closest(to: name, in: metrics).map { "did you mean '\($0)'?" })
         return nil
@@ -586,7 +597,8 @@ struct ScenarioReader {
       let events = DeviceDescription.commonEvents + (description?.events ?? [])
       guard events.contains(name) else {
         document.failUnknown(
-          .unknownReference, at: nameNode, "a \(device.model)'s client reports no event '\(name)'", name: name,
+          .unknownReference, at: nameNode,
+          "\(ScenarioDocument.article(device.model)) \(device.model)'s client reports no event '\(name)'", name: name,
           among: events)
         return nil
       }
@@ -599,7 +611,9 @@ struct ScenarioReader {
           Expectation(device: id, check: .event(name, count: $0...$0), location: location)
         }
       }
-      let low = fields["min"].flatMap { document.integer($0, "'min'", in: 0...Int.max) } ?? 1
+      // `max` alone bounds from zero; otherwise the event is wanted at least once.
+      let low =
+        fields["min"].flatMap { document.integer($0, "'min'", in: 0...Int.max) } ?? (fields["max"] == nil ? 1 : 0)
       let high = fields["max"].flatMap { document.integer($0, "'max'", in: 0...Int.max) } ?? Int.max
       guard low <= high else {
         document.fail(.invalidValue, at: fields["max"], "'max' is below 'min'")
