@@ -20,12 +20,18 @@ struct CheckCommand: ParsableCommand {
     for file in files {
       do {
         let scenario = try DeviceCatalog.parser.parse(file: file)
+        // Building the devices reads their recordings: a missing or malformed one is found here too.
+        let signals = SignalFactory(scenario: scenario)
+        for device in scenario.devices {
+          guard let binding = DeviceCatalog.bindings.first(where: { $0.description.model == device.model }) else { continue }
+          _ = try binding.init(device: device, signals: signals)
+        }
         print(
           "\(file): ok — '\(scenario.name)', \(scenario.devices.count) device(s), "
             + "\(scenario.timeline.count) event(s), \(scenario.expectations.count) expectation(s)")
       } catch {
         invalid += 1
-        printError(error.description)
+        printError("\(error)")
       }
     }
     if invalid > 0 { throw ExitCode(2) }

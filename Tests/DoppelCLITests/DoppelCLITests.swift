@@ -87,6 +87,27 @@ import Testing
     #expect(e2e.status == 2, "an invalid scenario must not run")
   }
 
+  @Test func checkReadsTheRecordingsAScenarioReplays() throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("doppel-cli-rec-\(getpid())")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    try "time,mV\n0,1\n0.1,abc\n".write(to: folder.appendingPathComponent("lead.csv"), atomically: true, encoding: .utf8)
+    let file = folder.appendingPathComponent("replay.yaml").path
+    try """
+      scenario: replay
+      devices:
+        - id: board
+          model: blend-micro
+          streams:
+            ecg: {csv: {file: lead.csv, column: mV}}
+      expect:
+        - no-errors: true
+      """.write(toFile: file, atomically: true, encoding: .utf8)
+    let outcome = try run(["check", file])
+    #expect(outcome.status == 2)
+    #expect(outcome.error.contains("lead.csv:3:5: error: 'mV' is not a number (expected a number, found 'abc')"))
+  }
+
   @Test func scenarioFilesCheckAndTheQuickStartPassesInTheLoopback() throws {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
       .deletingLastPathComponent()
