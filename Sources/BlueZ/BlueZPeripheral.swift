@@ -27,6 +27,18 @@ public actor BlueZPeripheral: PeripheralHost {
   private(set) var advertisement: LEAdvertisementObject
   /// Whether the advertisement is registered with BlueZ.
   public private(set) var isAdvertising = true
+  /// Whether the advertisement should be on (`isAdvertising` is whether it is registered).
+  private var wantsAdvertising = true
+  /// The advertisement changes in progress, one after another.
+  private var advertisingChange: Task<Void, any Error>?
+  private var readvertiser: Task<Void, Never>?
+  /// While no central is connected, the advertisement is switched off and on
+  /// again this often. BlueZ's emulated controllers (btvirt) deliver an
+  /// advertisement to a scanner only when advertising or scanning is switched
+  /// on, and the kernel can drop that one report (docs/lab.md); a real radio
+  /// repeats advertisements anyway, so this costs a real peripheral nothing
+  /// but a gap of a few milliseconds every few seconds.
+  public static let readvertiseInterval: Duration = .seconds(3)
   private let events: AsyncStream<Event>.Continuation
   private var eventTask: Task<Void, Never>?
   private var deviceWatch: Task<Void, Never>?
@@ -78,6 +90,7 @@ public actor BlueZPeripheral: PeripheralHost {
       throw BlueZError.gattError(error, "hosting \(model.advertisement.localName ?? "a device") on \(adapter)")
     }
     await model.start(host: self)
+    readvertiser = Task { await self.readvertiseWhileIdle() }
   }
 
   /// Stops advertising, unregisters the application and removes its objects;
@@ -85,6 +98,8 @@ public actor BlueZPeripheral: PeripheralHost {
   public func stop() async {
     guard isRunning else { return }
     isRunning = false
+    readvertiser?.cancel()
+    _ = await advertisingChange?.result
     if let manager = try? DBusRemoteObject(connection: bus, destination: BlueZ.service, path: adapter.path) {
       if isAdvertising {
         _ = try? await manager.call(
@@ -107,6 +122,35 @@ public actor BlueZPeripheral: PeripheralHost {
   /// advertisement object, since BlueZ reads an advertisement's properties
   /// only when it is registered.
   public func setAdvertising(_ advertising: Bool, data: AdvertisementData? = nil) async throws {
+    guard isRunning else { return }
+    wantsAdvertising = advertising
+    try await serialized { try await self.applyAdvertising(advertising, data: data) }
+  }
+
+  /// Runs advertisement changes one at a time, in the order asked.
+  private func serialized(_ body: @escaping @Sendable () async throws -> Void) async throws {
+    let previous = advertisingChange
+    let change = Task {
+      _ = await previous?.result
+      try await body()
+    }
+    advertisingChange = change
+    try await change.value
+  }
+
+  private func readvertiseWhileIdle() async {
+    while !Task.isCancelled {
+      try? await Task.sleep(for: Self.readvertiseInterval)
+      guard !Task.isCancelled, isRunning, wantsAdvertising, connected.isEmpty else { continue }
+      try? await serialized {
+        guard await self.isRunning, await self.wantsAdvertising else { return }
+        try await self.applyAdvertising(false, data: nil)
+        try await self.applyAdvertising(true, data: nil)
+      }
+    }
+  }
+
+  private func applyAdvertising(_ advertising: Bool, data: AdvertisementData?) async throws {
     guard isRunning else { return }
     let manager = try DBusRemoteObject(connection: bus, destination: BlueZ.service, path: adapter.path)
     if isAdvertising, !advertising || data != nil {
