@@ -1,0 +1,240 @@
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOWebSocket
+
+/// A small stand-in for the Kardia analysis server: WebSocket on one path
+/// (`/ecg`), one JSON event `{"amplitude", "time"}` per text frame, and every
+/// `analysisInterval`-th event answered with `{"heartRate", "statusCode", "time"}`
+/// from `HeartRateAnalysis` of the connection's last `window` of samples.
+/// A frame it cannot read is answered with `{"error": "…"}` and the connection stays up.
+///
+/// Shaped like a swift-service-lifecycle service: `run()` serves until its task
+/// is cancelled, then says goodbye to connected clients (close 1001), closes
+/// every channel and shuts down the event loop group it created.
+///
+/// ```swift
+/// let server = KardiaAnalysisServer(configuration: .init(port: 0))
+/// let serving = Task { try await server.run() }
+/// let port = try await server.listeningPort()
+/// …
+/// serving.cancel()
+/// try await serving.value
+/// ```
+public actor KardiaAnalysisServer {
+  /// Where the server listens and how it analyses.
+  public struct Configuration: Hashable, Sendable {
+    /// The address to bind.
+    public var host: String
+    /// The port to bind; 0 picks a free one (see `listeningPort()`).
+    public var port: Int
+    /// The WebSocket path; any other path is answered 404.
+    public var path: String
+    /// How much of each connection's stream is analysed (by sample times).
+    public var window: Duration
+    /// Answer every this many accepted events (1: every event).
+    public var analysisInterval: Int
+
+    public init(
+      host: String = "127.0.0.1", port: Int = 0, path: String = "/ecg", window: Duration = .seconds(10),
+      analysisInterval: Int = 10
+    ) {
+      self.host = host
+      self.port = port
+      self.path = path
+      self.window = window
+      self.analysisInterval = analysisInterval
+    }
+  }
+
+  private enum Phase {
+    case idle, starting
+    case listening(port: Int)
+    case finished
+  }
+
+  private enum Connection: Sendable {
+    case webSocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>)
+    case http(NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>)
+  }
+
+  public nonisolated let configuration: Configuration
+  private let eventLoopGroup: (any EventLoopGroup)?
+  private var phase = Phase.idle
+  private var portWaiters: [CheckedContinuation<Int, any Error>] = []
+
+  /// A server that runs on `eventLoopGroup`, or on a one-thread group of its own
+  /// (shut down when `run()` ends) when none is given.
+  public init(configuration: Configuration = Configuration(), eventLoopGroup: (any EventLoopGroup)? = nil) {
+    self.configuration = configuration
+    self.eventLoopGroup = eventLoopGroup
+  }
+
+  /// The bound port while the server is listening.
+  public var port: Int? {
+    guard case .listening(let port) = phase else { return nil }
+    return port
+  }
+
+  /// Waits until `run()` is listening and returns the bound port; throws
+  /// `KardiaError.notListening` if the server stopped first.
+  public func listeningPort() async throws -> Int {
+    switch phase {
+    case .listening(let port): return port
+    case .finished: throw KardiaError.notListening
+    case .idle, .starting: return try await withCheckedThrowingContinuation { portWaiters.append($0) }
+    }
+  }
+
+  /// Listens and serves until the calling task is cancelled (then returns
+  /// normally) or binding fails (then throws). A server runs once.
+  public func run() async throws {
+    guard case .idle = phase else { throw KardiaError.alreadyRun }
+    phase = .starting
+    let ownGroup = eventLoopGroup == nil ? MultiThreadedEventLoopGroup(numberOfThreads: 1) : nil
+    let result: Result<Void, any Error>
+    do {
+      try await serve(on: eventLoopGroup ?? ownGroup!)
+      result = .success(())
+    } catch is CancellationError {
+      result = .success(())
+    } catch {
+      result = .failure(error)
+    }
+    phase = .finished
+    for waiter in portWaiters { waiter.resume(throwing: KardiaError.notListening) }
+    portWaiters = []
+    try await ownGroup?.shutdownGracefully()
+    try result.get()
+  }
+
+  private func listening(on port: Int) {
+    phase = .listening(port: port)
+    for waiter in portWaiters { waiter.resume(returning: port) }
+    portWaiters = []
+  }
+
+  private func serve(on group: any EventLoopGroup) async throws {
+    let configuration = self.configuration
+    let path = configuration.path
+    let listener = try await ServerBootstrap(group: group)
+      .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+      .bind(host: configuration.host, port: configuration.port) { channel in
+        channel.eventLoop.makeCompletedFuture {
+          try Self.configure(channel, path: path)
+        }
+      }
+    listening(on: listener.channel.localAddress?.port ?? configuration.port)
+    try await withThrowingDiscardingTaskGroup { connections in
+      try await listener.executeThenClose { accepted in
+        for try await upgrade in accepted {
+          connections.addTask { await Self.handle(upgrade, configuration: configuration) }
+        }
+      }
+    }
+  }
+
+  /// HTTP/1 with a WebSocket upgrade on `path` only.
+  private nonisolated static func configure(_ channel: any Channel, path: String) throws -> EventLoopFuture<Connection> {
+    let upgrader = NIOTypedWebSocketServerUpgrader<Connection>(
+      shouldUpgrade: { channel, head in
+        channel.eventLoop.makeSucceededFuture(requestPath(head.uri) == path ? HTTPHeaders() : nil)
+      },
+      upgradePipelineHandler: { channel, _ in
+        channel.eventLoop.makeCompletedFuture {
+          // A fragmented message reaches the session whole.
+          try channel.pipeline.syncOperations.addHandler(
+            NIOWebSocketFrameAggregator(
+              minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 64, maxAccumulatedFrameSize: 1 << 16))
+          return .webSocket(try NIOAsyncChannel(wrappingChannelSynchronously: channel))
+        }
+      }
+    )
+    let upgrade = NIOTypedHTTPServerUpgradeConfiguration<Connection>(
+      upgraders: [upgrader],
+      notUpgradingCompletionHandler: { channel in
+        channel.eventLoop.makeCompletedFuture { .http(try NIOAsyncChannel(wrappingChannelSynchronously: channel)) }
+      }
+    )
+    return try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(
+      configuration: .init(upgradeConfiguration: upgrade))
+  }
+
+  private nonisolated static func handle(_ upgrade: EventLoopFuture<Connection>, configuration: Configuration) async {
+    // One connection's failure is its own: the server goes on.
+    do {
+      switch try await upgrade.get() {
+      case .webSocket(let channel): try await serveWebSocket(channel, configuration: configuration)
+      case .http(let channel): try await refuse(channel, path: configuration.path)
+      }
+    } catch {}
+  }
+
+  private nonisolated static func serveWebSocket(
+    _ channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, configuration: Configuration
+  ) async throws {
+    var session = KardiaSession(window: configuration.window, interval: configuration.analysisInterval)
+    try await channel.executeThenClose { inbound, outbound in
+      do {
+        for try await frame in inbound {
+          switch frame.opcode {
+          case .text:
+            if let reply = session.receive(String(buffer: frame.unmaskedData)) {
+              try await outbound.write(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: reply)))
+            }
+          case .binary:
+            let reply = KardiaSession.binaryRefusal()
+            try await outbound.write(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: reply)))
+          case .ping:
+            try await outbound.write(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData))
+          case .connectionClose:
+            // Answer with the client's code (the first two bytes), then close.
+            var data = frame.unmaskedData
+            let code = data.readSlice(length: 2) ?? ByteBuffer()
+            try await outbound.write(WebSocketFrame(fin: true, opcode: .connectionClose, data: code))
+            return
+          default:
+            break
+          }
+        }
+      } catch is CancellationError {
+        // The server is stopping: tell the client (1001 going away) before the channel closes.
+        var code = ByteBuffer()
+        code.write(webSocketErrorCode: .goingAway)
+        let goodbye = WebSocketFrame(fin: true, opcode: .connectionClose, data: code)
+        try? await channel.channel.writeAndFlush(goodbye).get()
+      }
+    }
+  }
+
+  /// A request that did not upgrade: 404 off the WebSocket path, 426 on it.
+  private nonisolated static func refuse(
+    _ channel: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, path: String
+  ) async throws {
+    try await channel.executeThenClose { inbound, outbound in
+      for try await part in inbound {
+        guard case .head(let request) = part else { continue }
+        let onPath = requestPath(request.uri) == path
+        let status: HTTPResponseStatus = onPath ? .upgradeRequired : .notFound
+        let body = ByteBuffer(
+          string: onPath ? "\(path) takes WebSocket connections only\n" : "no such path: use \(path)\n")
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
+        headers.add(name: "Content-Length", value: String(body.readableBytes))
+        headers.add(name: "Connection", value: "close")
+        if onPath { headers.add(name: "Upgrade", value: "websocket") }
+        try await outbound.write(
+          contentsOf: [
+            .head(HTTPResponseHead(version: .http1_1, status: status, headers: headers)),
+            .body(.byteBuffer(body)),
+            .end(nil),
+          ])
+        return
+      }
+    }
+  }
+
+  private nonisolated static func requestPath(_ uri: String) -> Substring {
+    uri.prefix { $0 != "?" && $0 != "#" }
+  }
+}

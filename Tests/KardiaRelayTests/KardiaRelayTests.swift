@@ -1,0 +1,167 @@
+import BlendMicroClient
+import Foundation
+import KardiaRelay
+import Signals
+import Testing
+
+/// The relay and a real analysis server over WebSocket on 127.0.0.1.
+@Suite(.timeLimit(.minutes(1)))
+struct KardiaRelayTests {
+  @Test func normalRhythmAt72BPMIsReportedNormalWithinTwoBPM() async throws {
+    try await TestServer.with { server in
+      let relay = try await server.connect()
+      // 15 s at 100 samples/s; the server answers every 10th sample.
+      let readings = ECGFeed.readings(SyntheticECG(heartRate: 72), count: 1500)
+      let analyses = try await Self.relay(readings, through: relay, expecting: 150)
+      #expect(analyses.count == 150)
+      // Three R peaks by about 2 s; from then on, a normal rhythm.
+      #expect(analyses.first?.status == .insufficientData)
+      #expect(analyses.dropFirst(30).allSatisfy { $0.status == .normal })
+      // Once the 10 s window is full, the rate is within 2 bpm of 72.
+      for analysis in analyses.dropFirst(99) {
+        let rate = try #require(analysis.heartRate)
+        #expect(abs(rate - 72) <= 2, "\(analysis)")
+      }
+      // Each analysis says which sample it went up to: every 10th, in order.
+      let times = analyses.compactMap { $0.time?.timeIntervalSince(ECGFeed.epoch) }
+      #expect(times.count == 150)
+      #expect(zip(times, (1...150).map { Double($0 * 10 - 1) / 100 }).allSatisfy { abs($0 - $1) < 0.0005 })
+      #expect(await relay.arrhythmiaLog.entries.isEmpty)
+      await relay.close()
+    }
+  }
+
+  @Test func arrhythmiaIsReportedAndLoggedOncePerEpisode() async throws {
+    try await TestServer.with(.init(analysisInterval: 25)) { server in
+      let relay = try await server.connect()
+      // 48 s with two irregular episodes; seed 1's analysis crosses into
+      // arrhythmia once per episode (other seeds can flicker within one, and
+      // then the app, as this log, counts a fresh episode each time).
+      let ecg = SyntheticECG(heartRate: 72, arrhythmiaEpisodes: [6...14, 30...38], seed: 1)
+      let analyses = try await Self.relay(ECGFeed.readings(ecg, count: 4800), through: relay, expecting: 192)
+      let arrhythmic = analyses.filter { $0.status == .arrhythmia }
+      // Reported again and again while the irregular beats are in the window…
+      #expect(arrhythmic.count > 20)
+      // …but never before the first episode, and not at the end (8 s after the second).
+      #expect(analyses.prefix { $0.time! < ECGFeed.epoch + 6 }.allSatisfy { $0.status != .arrhythmia })
+      #expect(analyses.last?.status == .normal)
+      // …and logged once per episode, when it was first reported.
+      let log = await relay.arrhythmiaLog
+      try #require(log.entries.count == 2, "\(log.entries)")
+      let starts = log.entries.map { $0.time.timeIntervalSince(ECGFeed.epoch) }
+      #expect((6...24).contains(starts[0]), "\(starts)")
+      #expect((30...48).contains(starts[1]), "\(starts)")
+      #expect(log.entries.map(\.time) == analyses.indices.compactMap { index in
+        let fresh = analyses[index].status == .arrhythmia && (index == 0 || analyses[index - 1].status != .arrhythmia)
+        return fresh ? analyses[index].time : nil
+      })
+      #expect(log.lastStatus == .normal)
+      await relay.close()
+    }
+  }
+
+  @Test func malformedEventsGetAnErrorReplyAndTheConnectionStaysUp() async throws {
+    try await TestServer.with(.init(analysisInterval: 1)) { server in
+      let relay = try await server.connect()
+      let watchdog = Task {
+        try await Task.sleep(for: .seconds(5))
+        await relay.close()
+      }
+      defer { watchdog.cancel() }
+      var replies = relay.replies.makeAsyncIterator()
+      func reply(to text: String) async throws -> KardiaReply? {
+        try await relay.sendRaw(text)
+        return try await replies.next()
+      }
+      func expectError(_ text: String, saying words: [String]) async throws {
+        let answer = try await reply(to: text)
+        guard case .error(let message) = answer else {
+          Issue.record("\(text) got \(String(describing: answer)), not an error")
+          return
+        }
+        for word in words { #expect(message.contains(word), "\(text): \(message)") }
+      }
+      try await expectError("hello", saying: ["not JSON"])
+      try await expectError("[0.5, \"2025-06-15T15:06:40Z\"]", saying: ["not a JSON object"])
+      try await expectError("{}", saying: ["missing keys", "\"amplitude\"", "\"time\""])
+      try await expectError("{\"amplitude\": 0.5}", saying: ["missing key \"time\""])
+      try await expectError("{\"time\": \"2025-06-15T15:06:40Z\"}", saying: ["missing key \"amplitude\""])
+      try await expectError(
+        "{\"amplitude\": \"high\", \"time\": \"2025-06-15T15:06:40Z\"}", saying: ["\"amplitude\" must be a number"])
+      try await expectError("{\"amplitude\": 0.5, \"time\": 42}", saying: ["\"time\" must be an ISO 8601 string"])
+      try await expectError("{\"amplitude\": 0.5, \"time\": \"yesterday\"}", saying: ["bad \"time\"", "yesterday"])
+      try await expectError("{\"amplitude\": 0.5, \"time\": \"2025-06-15T15:06:40\"}", saying: ["bad \"time\""])
+
+      // Still connected: good events, with and without fractional seconds or a UTC offset, are analysed.
+      let first = try await reply(to: "{\"amplitude\": 0.5, \"time\": \"2025-06-15T15:06:40Z\"}")
+      #expect(first == .analysis(KardiaAnalysis(heartRate: nil, status: .insufficientData, time: ECGFeed.epoch)))
+      let second = try await reply(to: "{\"amplitude\": 0.25, \"time\": \"2025-06-15T17:06:40.25+02:00\"}")
+      #expect(
+        second == .analysis(KardiaAnalysis(heartRate: nil, status: .insufficientData, time: ECGFeed.epoch + 0.25)))
+      // A sample from before the previous one is refused, and says so.
+      try await expectError(
+        "{\"amplitude\": 0.5, \"time\": \"2025-06-15T15:06:40.100Z\"}", saying: ["before the previous sample"])
+      try await relay.send(ECGSample(time: .milliseconds(260), amplitude: 0.1))
+      let third = try await replies.next()
+      #expect(
+        third == .analysis(KardiaAnalysis(heartRate: nil, status: .insufficientData, time: ECGFeed.epoch + 0.26)))
+      #expect(await relay.serverCloseCode == nil)
+      await relay.close()
+      #expect(try await replies.next() == nil)
+    }
+  }
+
+  @Test(arguments: ["/", "/socket.io/", "/ecg/1", "/ECG"])
+  func otherPathsAreRefusedWith404(path: String) async throws {
+    try await TestServer.with { server in
+      await #expect(throws: KardiaError.upgradeRefused(status: 404)) {
+        try await server.connect(path: path)
+      }
+      // The server is still there for the right path (a query string is ignored).
+      let relay = try await server.connect(path: "/ecg?patient=1")
+      await relay.close()
+    }
+  }
+
+  @Test func shutdownCompletesWithAClientConnected() async throws {
+    let server = try await TestServer.start()
+    let relay = try await server.connect()
+    let analyses = try await Self.relay(
+      ECGFeed.readings(SyntheticECG(heartRate: 72), count: 30), through: relay, expecting: 3)
+    #expect(analyses.count == 3)
+
+    let clock = ContinuousClock()
+    let started = clock.now
+    try await server.stop()
+    #expect(started.duration(to: clock.now) < .seconds(1))
+    #expect(await server.server.port == nil)
+    // The relay was told the server is going away (1001), and its replies ended.
+    let ended = try await TimedOut.within(.seconds(2), "the relay's replies ending") {
+      for try await _ in relay.replies {}
+      return await relay.serverCloseCode
+    }
+    #expect(ended == 1001)
+    await #expect(throws: KardiaError.closed) {
+      try await relay.send(ECGSample(time: .seconds(1), amplitude: 0))
+    }
+    // Nothing listens any more, and the server cannot be run again.
+    await #expect(throws: (any Error).self) { try await server.connect() }
+    await #expect(throws: KardiaError.alreadyRun) { try await server.server.run() }
+  }
+
+  /// Relays `readings` and collects the first `count` analyses (within ten seconds).
+  static func relay(
+    _ readings: [BlendMicroReading], through relay: KardiaRelay, expecting count: Int
+  ) async throws -> [KardiaAnalysis] {
+    try await TimedOut.within(.seconds(10), "\(count) analyses") {
+      async let sending: Void = relay.relay(ECGFeed.stream(readings))
+      var analyses: [KardiaAnalysis] = []
+      for try await analysis in relay.analyses {
+        analyses.append(analysis)
+        if analyses.count == count { break }
+      }
+      try await sending
+      return analyses
+    }
+  }
+}
