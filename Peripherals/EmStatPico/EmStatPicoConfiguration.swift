@@ -1,0 +1,51 @@
+import Signals
+
+/// How an emulated EmStat Pico is set up: identity, the cell on its
+/// electrodes, and its noise. Every field has a default.
+public struct EmStatPicoConfiguration: Sendable {
+  /// The advertised name (Doppel's choice; the real module's name is set by PalmSens' smartBASIC script).
+  public var name: String
+  /// The serial number `i` answers (without the leading `i`).
+  public var serialNumber: String
+  /// The first line `t` answers, without the leading `t` (it starts with the device type, `espico`).
+  public var firmwareVersion: String
+  /// The text before `*` on the second line of `t`'s answer.
+  public var firmwareVersionTrailer: String
+  /// What `v` answers, without the leading `v`.
+  public var methodScriptVersion: String
+  /// The cell scripts measure.
+  public var cell: ElectrochemicalCell
+  /// Standard deviation of current noise, as a fraction of the current range's full scale.
+  public var currentNoise: Double
+  /// Relative standard deviation of impedance readings.
+  public var impedanceNoise: Double
+  /// Seed of all noise: the same seed and script give the same packages.
+  public var seed: UInt64
+  /// Extra current in A added to every reading, by seconds since the script started
+  /// (drift, interference, a recorded trace); `nil` for none.
+  public var backgroundCurrent: (any SignalSource)?
+
+  public init(
+    name: String = "EmStat Pico",
+    serialNumber: String = "ESPICO0001",
+    firmwareVersion: String = "espico1304#Oct 22 2021 14:38:26",
+    firmwareVersionTrailer: String = "R",
+    methodScriptVersion: String = "1.8",
+    cell: ElectrochemicalCell = .dummy,
+    currentNoise: Double = 1e-4,
+    impedanceNoise: Double = 1e-3,
+    seed: UInt64 = 1,
+    backgroundCurrent: (any SignalSource)? = nil
+  ) {
+    self.name = name
+    self.serialNumber = serialNumber
+    self.firmwareVersion = firmwareVersion
+    self.firmwareVersionTrailer = firmwareVersionTrailer
+    self.methodScriptVersion = methodScriptVersion
+    self.cell = cell
+    self.currentNoise = currentNoise
+    self.impedanceNoise = impedanceNoise
+    self.seed = seed
+    self.backgroundCurrent = backgroundCurrent
+  }
+}

@@ -1,0 +1,420 @@
+import GATT
+import MethodScriptFormat
+
+/// The BLE side of PalmSens' MethodSCRIPT iOS example (`BLEConnection.swift`)
+/// for an EmStat Pico behind a Laird VSP module: scan for the VSP service,
+/// connect, subscribe to the TX FIFO, write commands and scripts to the RX
+/// FIFO in chunks of at most 20 bytes (with response, as PalmSens does), and
+/// reassemble the notifications into lines (a FIFO) that are parsed into
+/// measurement packages.
+///
+/// ```swift
+/// let pico = EmStatPicoClient(link: central)
+/// try await pico.connect(timeout: .seconds(20))
+/// print(try await pico.sendCommandVersion())
+/// for try await event in try await pico.sendMethodScript(script) {
+///   if case .package(let p) = event { print(p.potential!, p.current!) }
+/// }
+/// ```
+///
+/// One command or script at a time: another one while an answer is pending
+/// throws `busy`; `abort()` is the exception.
+public actor EmStatPicoClient {
+  public static let vspService: BluetoothUUID = "569a1101-b87f-490c-92cb-11ba5ea5167c"
+  /// Notifications from the module (Laird's TX FIFO).
+  public static let txFIFO = CharacteristicAddress(
+    service: vspService, characteristic: "569a2000-b87f-490c-92cb-11ba5ea5167c")
+  /// Writes to the module (Laird's RX FIFO).
+  public static let rxFIFO = CharacteristicAddress(
+    service: vspService, characteristic: "569a2001-b87f-490c-92cb-11ba5ea5167c")
+  /// The module's CTS (notify, read).
+  public static let modemOut = CharacteristicAddress(
+    service: vspService, characteristic: "569a2002-b87f-490c-92cb-11ba5ea5167c")
+  /// The host's RTS (write).
+  public static let modemIn = CharacteristicAddress(
+    service: vspService, characteristic: "569a2003-b87f-490c-92cb-11ba5ea5167c")
+  /// The most bytes the module takes in one write.
+  public static let maximumChunk = 20
+
+  /// The link's state, as the app shows it.
+  public enum LinkState: Hashable, Sendable {
+    case idle, scanning, connecting
+    case connected(PeripheralID)
+    case disconnected(DisconnectReason)
+  }
+
+  let link: any CentralLink
+  let clock: any Clock<Duration>
+  /// How script and command bytes are written (PalmSens: with response).
+  public let writeType: WriteType
+  /// Whether to use the module's flow control (ModemIn/ModemOut) when it has it.
+  public let usesFlowControl: Bool
+
+  private var connection: (any CentralConnection)?
+  private var reader: Task<Void, Never>?
+  private var flowReader: Task<Void, Never>?
+  private var stateSinks: [AsyncStream<LinkState>.Continuation] = []
+  public private(set) var state: LinkState = .idle
+  /// What the module's CTS says (always `true` without flow control).
+  public private(set) var clearToSend = true
+  /// Bytes written to the RX FIFO, and writes made.
+  public private(set) var bytesWritten = 0
+  public private(set) var writesMade = 0
+
+  private var partial: [UInt8] = []
+  private var lines: [String] = []
+  private var lineHead = 0
+  private var waiter: (id: Int, continuation: CheckedContinuation<String, any Error>, timer: Task<Void, Never>?)?
+  private var nextWaiterID = 0
+  private var linkFailure: (any Error)?
+  private var busy = false
+
+  public init(
+    link: any CentralLink, clock: any Clock<Duration> = ContinuousClock(), writeType: WriteType = .withResponse,
+    usesFlowControl: Bool = true
+  ) {
+    self.link = link
+    self.clock = clock
+    self.writeType = writeType
+    self.usesFlowControl = usesFlowControl
+  }
+
+  // MARK: Connection
+
+  /// Scans for the first device advertising the VSP service (and, if given, a
+  /// name prefix), connects, subscribes to the TX FIFO, and opens the port
+  /// (with flow control: subscribe to ModemOut, write ModemIn = 01, read ModemOut).
+  @discardableResult
+  public func connect(namePrefix: String? = nil, timeout: Duration) async throws -> DiscoveredPeripheral {
+    set(.scanning)
+    let filter = ScanFilter(serviceUUIDs: [Self.vspService], namePrefix: namePrefix)
+    let link = self.link
+    let found = try await Self.withTimeout(timeout, clock: clock) {
+      for await peripheral in link.scan(filter: filter) { return peripheral }
+      throw EmStatPicoClientError(.timeout, "the scan ended without a VSP device")
+    }
+    set(.connecting)
+    let connection = try await link.connect(found.id, timeout: timeout)
+    do {
+      try await open(connection)
+    } catch {
+      await connection.disconnect()
+      throw error
+    }
+    set(.connected(found.id))
+    Task { [weak self] in
+      let reason = try? await connection.disconnected()
+      await self?.set(.disconnected(reason ?? .other("unknown")))
+    }
+    return found
+  }
+
+  private func open(_ connection: any CentralConnection) async throws {
+    let services = try await connection.discoverServices()
+    guard let vsp = services.first(where: { $0.uuid == Self.vspService }),
+      vsp.characteristic(Self.txFIFO.characteristic) != nil, vsp.characteristic(Self.rxFIFO.characteristic) != nil
+    else { throw EmStatPicoClientError(.notSupported, "the device has no VSP TX/RX FIFO") }
+    partial = []
+    lines = []
+    lineHead = 0
+    linkFailure = nil
+    busy = false
+    clearToSend = true
+    self.connection = connection
+    let data = try await connection.notifications(of: Self.txFIFO)
+    reader?.cancel()
+    reader = Task { [weak self] in
+      do {
+        for try await bytes in data { await self?.receive(bytes) }
+        await self?.linkEnded(EmStatPicoClientError(.notConnected, "disconnected"))
+      } catch {
+        await self?.linkEnded(error)
+      }
+    }
+    if usesFlowControl, vsp.characteristic(Self.modemOut.characteristic) != nil,
+      vsp.characteristic(Self.modemIn.characteristic) != nil
+    {
+      let cts = try await connection.notifications(of: Self.modemOut)
+      flowReader?.cancel()
+      flowReader = Task { [weak self] in
+        for try? await value in cts { await self?.setClearToSend(value.first.map { $0 & 1 != 0 } ?? true) }
+      }
+      try await connection.write([0x01], to: Self.modemIn, type: .withResponse)
+      let value = try await connection.read(Self.modemOut)
+      clearToSend = value.first.map { $0 & 1 != 0 } ?? true
+    }
+  }
+
+  private func setClearToSend(_ value: Bool) { clearToSend = value }
+
+  /// The link's states from now on.
+  public func states() -> AsyncStream<LinkState> {
+    let (stream, continuation) = AsyncStream<LinkState>.makeStream()
+    continuation.yield(state)
+    stateSinks.append(continuation)
+    return stream
+  }
+
+  private func set(_ new: LinkState) {
+    state = new
+    for sink in stateSinks { sink.yield(new) }
+  }
+
+  /// Disconnects.
+  public func disconnect() async {
+    reader?.cancel()
+    flowReader?.cancel()
+    await connection?.disconnect()
+    linkEnded(EmStatPicoClientError(.notConnected, "disconnected"))
+  }
+
+  // MARK: Commands
+
+  /// `t`: the firmware version, both lines joined by a space without the
+  /// leading `t` and the final `*`, e.g. `espico1304#Oct 22 2021 14:38:26 R`.
+  public func sendCommandVersion(timeout: Duration = .seconds(3)) async throws -> String {
+    try await request("t\n") { client in
+      let first = try await client.nextLine(timeout: timeout)
+      try Self.check(first)
+      guard first.hasPrefix("t") else {
+        throw EmStatPicoClientError(.malformedResponse, "unexpected answer to t: '\(first)'")
+      }
+      var text = String(first.dropFirst())
+      var last = first
+      while !last.hasSuffix("*") {
+        last = try await client.nextLine(timeout: timeout)
+        try Self.check(last)
+        text += " " + last
+      }
+      return String(text.dropLast())
+    }
+  }
+
+  /// `i`: the serial number.
+  public func serialNumber(timeout: Duration = .seconds(3)) async throws -> String {
+    try await singleLine("i", timeout: timeout)
+  }
+
+  /// `v`: the MethodSCRIPT version.
+  public func methodScriptVersion(timeout: Duration = .seconds(3)) async throws -> String {
+    try await singleLine("v", timeout: timeout)
+  }
+
+  private func singleLine(_ command: String, timeout: Duration) async throws -> String {
+    try await request(command + "\n") { client in
+      let line = try await client.nextLine(timeout: timeout)
+      try Self.check(line)
+      guard line.hasPrefix(command) else {
+        throw EmStatPicoClientError(.malformedResponse, "unexpected answer to \(command): '\(line)'")
+      }
+      return String(line.dropFirst())
+    }
+  }
+
+  /// Sends a MethodSCRIPT (`e` is added when the text does not start with it;
+  /// the empty line that ends it always is) and returns its output as events,
+  /// in order. The stream finishes at the empty line that ends the output,
+  /// and throws `device` for an error line (e.g. a script the device refuses)
+  /// or the link's error when the connection ends.
+  ///
+  /// - Parameter lineTimeout: fail with `timeout` when no line arrives for
+  ///   this long (`nil`: wait as long as the measurement takes).
+  public func sendMethodScript(_ script: String, lineTimeout: Duration? = nil) async throws
+    -> AsyncThrowingStream<MeasurementEvent, any Error>
+  {
+    try startRequest()
+    var body = script.split(separator: "\n", omittingEmptySubsequences: false).map {
+      $0.hasSuffix("\r") ? String($0.dropLast()) : String($0)
+    }
+    while body.last?.allSatisfy({ $0 == " " || $0 == "\t" }) == true { body.removeLast() }
+    if body.first != "e" { body.insert("e", at: 0) }
+    let text = body.joined(separator: "\n") + "\n\n"
+    do {
+      try await sendText(text)
+    } catch {
+      busy = false
+      throw error
+    }
+    let (stream, continuation) = AsyncThrowingStream<MeasurementEvent, any Error>.makeStream()
+    let task = Task {
+      do {
+        while true {
+          let line = try await self.nextLine(timeout: lineTimeout)
+          switch MethodScriptLine(line) {
+          case .executing: continuation.yield(.scriptAccepted)
+          case .measurementLoopStarted(let id): continuation.yield(.loopStarted(id: id))
+          case .measurementLoopEnded: continuation.yield(.loopEnded)
+          case .scanStarted(let id): continuation.yield(.scanStarted(id: id))
+          case .scanEnded: continuation.yield(.scanEnded)
+          case .loopStarted: continuation.yield(.nestedLoopStarted)
+          case .loopEnded: continuation.yield(.nestedLoopEnded)
+          case .package(let package): continuation.yield(.package(package))
+          case .malformedPackage(let line, let reason): continuation.yield(.malformedPackage(line: line, reason: reason))
+          case .abortAcknowledged: continuation.yield(.abortAcknowledged)
+          case .text(let text): continuation.yield(.text(text))
+          case .error(let code, let detail):
+            throw EmStatPicoClientError(.device(code: code, detail: detail), "the device answered '\(line)'")
+          case .end:
+            await self.finishRequest()
+            continuation.finish()
+            return
+          }
+        }
+      } catch {
+        await self.finishRequest()
+        continuation.finish(throwing: error)
+      }
+    }
+    continuation.onTermination = { _ in task.cancel() }
+    return stream
+  }
+
+  /// Sends `Z`: the running script stops at its next point; its stream then
+  /// reports `abortAcknowledged`, the loop's end, and finishes.
+  public func abort() async throws {
+    try await sendText("Z\n")
+  }
+
+  /// Writes text to the RX FIFO in chunks of at most 20 bytes (fewer when
+  /// the ATT MTU is smaller), waiting for CTS when the module uses flow control.
+  public func sendText(_ text: String) async throws {
+    guard let connection else { throw EmStatPicoClientError(.notConnected, "connect to an EmStat Pico first") }
+    let bytes = Array(text.utf8)
+    let chunk = max(1, min(Self.maximumChunk, await connection.mtu - 3))
+    var start = 0
+    while start < bytes.count {
+      try await waitForClearToSend()
+      let end = min(start + chunk, bytes.count)
+      try await connection.write(Array(bytes[start..<end]), to: Self.rxFIFO, type: writeType)
+      bytesWritten += end - start
+      writesMade += 1
+      start = end
+    }
+  }
+
+  private func waitForClearToSend() async throws {
+    var waited = Duration.zero
+    while !clearToSend {
+      if let linkFailure { throw linkFailure }
+      guard waited < .seconds(10) else { throw EmStatPicoClientError(.timeout, "the module kept CTS off for 10 s") }
+      try await clock.sleep(for: .milliseconds(10))
+      waited += .milliseconds(10)
+    }
+  }
+
+  // MARK: Parsing
+
+  /// PalmSens' `parsePackageLine`: a `P` line into typed values with metadata.
+  public static func parsePackageLine(_ line: String) throws(MethodScriptFormatError) -> MethodScriptPackage {
+    try MethodScriptPackage(line: line)
+  }
+
+  private static func check(_ line: String) throws {
+    if let (code, detail) = MethodScriptLine.error(in: line) {
+      throw EmStatPicoClientError(.device(code: code, detail: detail), "the device answered '\(line)'")
+    }
+  }
+
+  // MARK: Line FIFO
+
+  private func startRequest() throws {
+    guard connection != nil, linkFailure == nil else {
+      throw EmStatPicoClientError(.notConnected, "connect to an EmStat Pico first")
+    }
+    guard !busy else { throw EmStatPicoClientError(.busy, "another command is waiting for its answer") }
+    busy = true
+    // Lines nobody asked for (late output of an earlier command) are dropped.
+    lines = []
+    lineHead = 0
+  }
+
+  private func finishRequest() { busy = false }
+
+  private func request<T: Sendable>(_ command: String, _ body: (EmStatPicoClient) async throws -> T) async throws -> T
+  {
+    try startRequest()
+    defer { busy = false }
+    try await sendText(command)
+    return try await body(self)
+  }
+
+  /// PalmSens' `processReceivedPackage`: appends a notification's bytes and
+  /// moves every complete line into the FIFO.
+  private func receive(_ bytes: [UInt8]) {
+    for byte in bytes {
+      if byte == UInt8(ascii: "\n") {
+        if partial.last == UInt8(ascii: "\r") { partial.removeLast() }
+        deliver(String(decoding: partial, as: UTF8.self))
+        partial = []
+      } else {
+        partial.append(byte)
+      }
+    }
+  }
+
+  private func deliver(_ line: String) {
+    if let waiter {
+      self.waiter = nil
+      waiter.timer?.cancel()
+      waiter.continuation.resume(returning: line)
+    } else {
+      lines.append(line)
+    }
+  }
+
+  private func linkEnded(_ error: any Error) {
+    if linkFailure == nil { linkFailure = error }
+    connection = nil
+    if let waiter {
+      self.waiter = nil
+      waiter.timer?.cancel()
+      waiter.continuation.resume(throwing: error)
+    }
+  }
+
+  /// The next line from the FIFO, waiting for it up to `timeout`.
+  func nextLine(timeout: Duration?) async throws -> String {
+    if lineHead < lines.count {
+      let line = lines[lineHead]
+      lineHead += 1
+      if lineHead > 1024 {
+        lines.removeFirst(lineHead)
+        lineHead = 0
+      }
+      return line
+    }
+    if let linkFailure { throw linkFailure }
+    nextWaiterID += 1
+    let id = nextWaiterID
+    let clock = self.clock
+    let timer: Task<Void, Never>? = timeout.map { limit in
+      Task { [weak self] in
+        guard (try? await clock.sleep(for: limit)) != nil else { return }
+        await self?.expire(id)
+      }
+    }
+    return try await withCheckedThrowingContinuation { continuation in
+      waiter = (id, continuation, timer)
+    }
+  }
+
+  private func expire(_ id: Int) {
+    guard let waiter, waiter.id == id else { return }
+    self.waiter = nil
+    waiter.continuation.resume(throwing: EmStatPicoClientError(.timeout, "no answer from the device in time"))
+  }
+
+  private static func withTimeout<T: Sendable, C: Clock<Duration>>(
+    _ limit: Duration, clock: C, _ body: @escaping @Sendable () async throws -> T
+  ) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+      group.addTask { try await body() }
+      group.addTask {
+        try await clock.sleep(for: limit)
+        throw EmStatPicoClientError(.timeout, "no VSP device found within \(limit)")
+      }
+      defer { group.cancelAll() }
+      return try await group.next()!
+    }
+  }
+}

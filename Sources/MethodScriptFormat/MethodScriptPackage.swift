@@ -1,0 +1,49 @@
+/// A MethodSCRIPT measurement data package: one line `P` + variables separated
+/// by `;`, e.g. `Pda7F85F3Fu;ba48D503Dp,10,288`.
+public struct MethodScriptPackage: Hashable, Sendable, CustomStringConvertible {
+  /// The variables, in the order the script added them (`pck_add`).
+  public var values: [MethodScriptValue]
+
+  public init(_ values: [MethodScriptValue]) { self.values = values }
+
+  /// The line as the firmware writes it, without its `\n`.
+  public var line: String { "P" + values.map(\.text).joined(separator: ";") }
+
+  public var description: String { line }
+
+  /// Decodes a package line (with or without its `\n`/`\r\n`).
+  public init(line: String) throws(MethodScriptFormatError) {
+    var body = Substring(line)
+    while let last = body.last, last == "\n" || last == "\r" { body = body.dropLast() }
+    guard body.first == "P" else { throw MethodScriptFormatError(line, "a package starts with 'P'") }
+    body = body.dropFirst()
+    guard !body.isEmpty else { throw MethodScriptFormatError(line, "a package holds at least one variable") }
+    var values: [MethodScriptValue] = []
+    for field in body.split(separator: ";", omittingEmptySubsequences: false) {
+      values.append(try MethodScriptValue(text: field))
+    }
+    self.init(values)
+  }
+
+  /// The first value of a type.
+  public func first(_ type: MethodScriptVariableType) -> MethodScriptValue? {
+    values.first { $0.type == type }
+  }
+
+  /// The applied (set) potential in V (`da`).
+  public var potential: Double? { first(.appliedPotential)?.value }
+  /// The WE current in A (`ba`).
+  public var current: Double? { first(.weCurrent)?.value }
+  /// The applied frequency in Hz (`dc`).
+  public var frequency: Double? { first(.appliedFrequency)?.value }
+  /// The real part of the impedance in Ω (`cc`).
+  public var zReal: Double? { first(.zReal)?.value }
+  /// The imaginary part of the impedance in Ω (`cd`).
+  public var zImaginary: Double? { first(.zImaginary)?.value }
+  /// The time in s (`eb`).
+  public var time: Double? { first(.time)?.value }
+  /// The status of the first value that carries one.
+  public var status: MeasurementStatus? { values.lazy.compactMap(\.status).first }
+  /// The current range of the first value that carries one.
+  public var currentRange: CurrentRange? { values.lazy.compactMap(\.currentRange).first }
+}

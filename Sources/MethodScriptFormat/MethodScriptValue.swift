@@ -1,0 +1,161 @@
+/// One variable in a MethodSCRIPT data package: a type, a value, and optional
+/// metadata, written `ba48D503Dp,10,288`.
+///
+/// The value is 7 hex digits holding the integer offset by 0x8000000
+/// (so 0x8000000 is zero), then an SI prefix character; NaN is written as
+/// `     nan` (five spaces). Metadata follow, each after a `,`: `1X` status
+/// (hex bitmask), `2XX` current range (hex index), `4…` noise (hex).
+public struct MethodScriptValue: Hashable, Sendable, CustomStringConvertible {
+  /// What the value is.
+  public var type: MethodScriptVariableType
+  /// The integer as written, before the prefix's factor; `nil` for NaN.
+  public var raw: Int?
+  /// The SI prefix (`integer` for an integer value).
+  public var prefix: SIPrefix
+  /// The `1X` metadata, when present.
+  public var status: MeasurementStatus?
+  /// The `2XX` metadata, when present (for impedance types, the range of the
+  /// current or potential measured).
+  public var currentRange: CurrentRange?
+  /// The `4…` metadata (a noise figure, hex), when present.
+  public var noise: Int?
+  /// Metadata of kinds this decoder does not know, as written.
+  public var otherMetadata: [String]
+
+  /// The offset added to the integer before it is written in hex.
+  public static let offset = 0x800_0000
+  /// The largest magnitude 7 offset hex digits hold.
+  public static let rawRange = -0x800_0000...0x7FF_FFFF
+
+  public init(
+    type: MethodScriptVariableType, raw: Int?, prefix: SIPrefix, status: MeasurementStatus? = nil,
+    currentRange: CurrentRange? = nil, noise: Int? = nil, otherMetadata: [String] = []
+  ) {
+    self.type = type
+    self.raw = raw.flatMap { Self.rawRange.contains($0) ? $0 : nil }
+    self.prefix = raw == nil ? .none : prefix
+    self.status = status
+    self.currentRange = currentRange
+    self.noise = noise
+    self.otherMetadata = otherMetadata
+  }
+
+  /// A real value, written with the smallest SI prefix whose integer fits in
+  /// the 7 hex digits (the firmware's choice, as PalmSens' samples show:
+  /// −0.4999 V is written in µV). NaN, infinities and values too large for
+  /// the exa prefix are written as NaN.
+  public init(
+    type: MethodScriptVariableType, value: Double, status: MeasurementStatus? = nil,
+    currentRange: CurrentRange? = nil, noise: Int? = nil
+  ) {
+    let encoded = Self.scaled(value)
+    self.init(
+      type: type, raw: encoded?.raw, prefix: encoded?.prefix ?? .none, status: status, currentRange: currentRange,
+      noise: noise)
+  }
+
+  /// An integer value (prefix `i`).
+  public init(type: MethodScriptVariableType, integer: Int) {
+    self.init(type: type, raw: integer, prefix: .integer)
+  }
+
+  /// The integer and prefix for a real value: the smallest prefix whose
+  /// rounded integer fits; `nil` when none does or the value is not finite.
+  public static func scaled(_ value: Double) -> (raw: Int, prefix: SIPrefix)? {
+    guard value.isFinite else { return nil }
+    for prefix in SIPrefix.scaled {
+      let scaled = (value / prefix.factor).rounded()
+      if scaled >= Double(rawRange.lowerBound) && scaled <= Double(rawRange.upperBound) {
+        return (Int(scaled), prefix)
+      }
+    }
+    return nil
+  }
+
+  /// The value in the type's SI unit (NaN when written as NaN).
+  public var value: Double {
+    guard let raw else { return .nan }
+    return Double(raw) * prefix.factor
+  }
+
+  /// The variable as the firmware writes it, e.g. `ba48D503Dp,10,288`.
+  public var text: String {
+    var text = type.code
+    if let raw {
+      text += Self.hex(raw + Self.offset, digits: 7) + String(prefix.rawValue)
+    } else {
+      text += "     nan"
+    }
+    if let status { text += ",1" + Self.hex(Int(status.rawValue & 0xF), digits: 1) }
+    if let currentRange { text += ",2" + Self.hex(Int(currentRange.index), digits: 2) }
+    if let noise { text += ",4" + Self.hex(max(0, noise), digits: 1) }
+    for other in otherMetadata { text += "," + other }
+    return text
+  }
+
+  public var description: String { text }
+
+  /// Decodes one variable of a package (the text between `;`s).
+  public init(text: Substring) throws(MethodScriptFormatError) {
+    let fields = text.split(separator: ",", omittingEmptySubsequences: false)
+    let head = Array(fields[0].utf8)
+    guard head.count == 10 else {
+      throw MethodScriptFormatError(String(text), "a variable is 2 type letters and 8 value characters")
+    }
+    guard let type = MethodScriptVariableType(code: String(decoding: head[0..<2], as: UTF8.self)) else {
+      throw MethodScriptFormatError(String(text), "the variable type is not two lowercase letters")
+    }
+    let valueText = String(decoding: head[2..<10], as: UTF8.self)
+    var raw: Int?
+    var prefix = SIPrefix.none
+    if valueText != "     nan" {
+      guard let hex = Self.parseHex(head[2..<9]) else {
+        throw MethodScriptFormatError(String(text), "the value is not 7 hex digits")
+      }
+      guard let parsed = SIPrefix(rawValue: Character(UnicodeScalar(head[9]))) else {
+        throw MethodScriptFormatError(String(text), "unknown SI prefix '\(Character(UnicodeScalar(head[9])))'")
+      }
+      raw = hex - Self.offset
+      prefix = parsed
+    }
+    var status: MeasurementStatus?
+    var range: CurrentRange?
+    var noise: Int?
+    var other: [String] = []
+    for field in fields.dropFirst() {
+      let bytes = Array(field.utf8)
+      guard let kind = bytes.first, let number = Self.parseHex(bytes.dropFirst()) else {
+        throw MethodScriptFormatError(String(text), "metadata '\(field)' is not a kind digit and hex digits")
+      }
+      switch kind {
+      case UInt8(ascii: "1") where bytes.count == 2: status = MeasurementStatus(rawValue: UInt8(number))
+      case UInt8(ascii: "2") where bytes.count == 3: range = CurrentRange(index: UInt8(number))
+      case UInt8(ascii: "4"): noise = number
+      default: other.append(String(field))
+      }
+    }
+    self.init(
+      type: type, raw: raw, prefix: prefix, status: status, currentRange: range, noise: noise, otherMetadata: other)
+  }
+
+  private static func parseHex(_ bytes: some Collection<UInt8>) -> Int? {
+    guard !bytes.isEmpty, bytes.count <= 8 else { return nil }
+    var result = 0
+    for byte in bytes {
+      let digit: Int
+      switch byte {
+      case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = Int(byte - UInt8(ascii: "0"))
+      case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = Int(byte - UInt8(ascii: "A")) + 10
+      case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = Int(byte - UInt8(ascii: "a")) + 10
+      default: return nil
+      }
+      result = result * 16 + digit
+    }
+    return result
+  }
+
+  private static func hex(_ value: Int, digits: Int) -> String {
+    let text = String(value, radix: 16, uppercase: true)
+    return String(repeating: "0", count: max(0, digits - text.count)) + text
+  }
+}
