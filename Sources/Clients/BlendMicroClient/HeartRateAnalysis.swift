@@ -23,14 +23,18 @@ public struct HeartRateAnalysis: Hashable, Sendable {
     var peaks: [Double] = []
     let refractory = 0.25
     var lastPeak = -Double.infinity
-    var window: [(time: Double, value: Double)] = []
+    // The maximum of the last 2 s, kept as a queue of indices whose values
+    // decrease (each sample enters and leaves once: linear time).
+    var maxima: [Int] = []
+    var head = 0
     for i in amplitudes.indices {
-      window.append((times[i], amplitudes[i]))
-      while let first = window.first, times[i] - first.time > 2 { window.removeFirst() }
+      while maxima.count > head, amplitudes[maxima[maxima.count - 1]] <= amplitudes[i] { maxima.removeLast() }
+      maxima.append(i)
+      while times[i] - times[maxima[head]] > 2 { head += 1 }
       // The adaptive threshold needs a second of signal before it can tell an R wave from a T wave.
       guard i > 0, i + 1 < amplitudes.count, times[i] - times[0] >= 1 else { continue }
       let value = amplitudes[i]
-      let threshold = 0.6 * (window.map(\.value).max() ?? value)
+      let threshold = 0.6 * amplitudes[maxima[head]]
       if value >= threshold, value > amplitudes[i - 1], value >= amplitudes[i + 1], times[i] - lastPeak > refractory {
         peaks.append(times[i])
         lastPeak = times[i]
