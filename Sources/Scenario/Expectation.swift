@@ -4,9 +4,11 @@ public struct Expectation: Sendable {
   public enum Check: Hashable, Sendable {
     /// The client connected within a bound from the start.
     case connected(within: Duration)
-    /// A stream's samples: how many, at what rate, which values.
+    /// A stream's samples: how many, at what rate, which values, and the
+    /// longest time allowed between two consecutive ones (no lost packets).
     case samples(
-      stream: String, count: ClosedRange<Int>?, rate: Tolerance?, minimum: Double?, maximum: Double?, mean: Tolerance?)
+      stream: String, count: ClosedRange<Int>?, rate: Tolerance?, minimum: Double?, maximum: Double?, mean: Tolerance?,
+      maxGap: Duration? = nil)
     /// A figure the client derives (`heart-rate`, …) within a tolerance.
     case metric(String, Tolerance)
     /// How often the client saw an event (`disconnected`, `malformed`, `tag`, …).

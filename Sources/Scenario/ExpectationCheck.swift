@@ -15,7 +15,7 @@ enum ExpectationCheck {
       return result(
         at <= within.seconds, String(format: "connected after %.3f s", at),
         "connected within \(ScenarioDuration.format(within))")
-    case .samples(let stream, let count, let rate, let minimum, let maximum, let mean):
+    case .samples(let stream, let count, let rate, let minimum, let maximum, let mean, let maxGap):
       let stats = observed.streams[stream] ?? StreamStatistics()
       var failures: [String] = []
       var wanted: [String] = []
@@ -41,11 +41,16 @@ enum ExpectationCheck {
         wanted.append("mean \(mean)")
         if !(stats.mean.map(mean.accepts) ?? false) { failures.append("mean") }
       }
+      if let maxGap {
+        wanted.append("no gap over \(ScenarioDuration.format(maxGap))")
+        if stats.count < 2 || (stats.largestInterval ?? .infinity) > maxGap.seconds + 1e-9 { failures.append("gap") }
+      }
       var saw = "\(stats.count) '\(stream)' samples"
       if let r = stats.rate { saw += String(format: " at %.2f/s", r) }
       if stats.count > 0, let m = stats.mean {
         saw += String(format: ", %.4g…%.4g, mean %.4g", stats.minimum, stats.maximum, m)
       }
+      if maxGap != nil, let gap = stats.largestInterval { saw += String(format: ", longest gap %.1f ms", gap * 1000) }
       return result(failures.isEmpty, saw, wanted.joined(separator: ", "))
     case .metric(let name, let tolerance):
       guard let value = observed.metrics[name] else {

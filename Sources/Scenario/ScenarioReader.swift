@@ -541,7 +541,7 @@ struct ScenarioReader {
     case "samples":
       guard
         let fields = fields(
-          body, of: "a samples check", allowed: ["stream", "min-count", "max-count", "rate", "min", "max", "mean"],
+          body, of: "a samples check", allowed: ["stream", "min-count", "max-count", "rate", "min", "max", "mean", "max-gap"],
           required: ["stream"]),
         let streamNode = fields["stream"], let stream = document.text(streamNode, "'stream'")
       else { return nil }
@@ -572,7 +572,8 @@ struct ScenarioReader {
           stream: stream, count: count, rate: fields["rate"].flatMap { document.tolerance($0, "'rate'") },
           minimum: fields["min"].flatMap { document.number($0, "'min'") },
           maximum: fields["max"].flatMap { document.number($0, "'max'") },
-          mean: fields["mean"].flatMap { document.tolerance($0, "'mean'") }),
+          mean: fields["mean"].flatMap { document.tolerance($0, "'mean'") },
+          maxGap: fields["max-gap"].flatMap { document.duration($0, "'max-gap'") }),
         location: location)
     case "metric":
       guard let fields = fields(body, of: "a metric check", allowed: ["name", "value"], required: ["name", "value"]),

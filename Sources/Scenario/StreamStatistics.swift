@@ -8,6 +8,10 @@ public struct StreamStatistics: Hashable, Sendable {
   public private(set) var lastTime: Double?
   public private(set) var minimum = Double.infinity
   public private(set) var maximum = -Double.infinity
+  /// The longest time between two consecutive samples, in seconds (nil
+  /// before the second sample). With the device's time stamps, a lost packet
+  /// shows here as a gap of a packet's worth of samples.
+  public private(set) var largestInterval: Double?
   private var sum = 0.0
 
   public init() {}
@@ -15,6 +19,7 @@ public struct StreamStatistics: Hashable, Sendable {
   public mutating func add(_ value: Double, at time: Double) {
     count += 1
     if firstTime == nil { firstTime = time }
+    if let lastTime { largestInterval = max(largestInterval ?? 0, time - lastTime) }
     lastTime = time
     minimum = min(minimum, value)
     maximum = max(maximum, value)

@@ -359,7 +359,7 @@ import struct Scenario.SourceLocation
             max: 2.5
             mean: 0 ± 0.1
         - {device: wrist, samples: {stream: bvp, rate: {value: 64, within: 1}, mean: {value: 0, within: 5%}}}
-        - {device: wrist, samples: {stream: eda, min-count: 10}}
+        - {device: wrist, samples: {stream: eda, min-count: 10, max-gap: 300ms}}
         - {device: wrist, samples: {stream: temperature, max-count: 600}}
         - {device: wrist, samples: {stream: acc.x}}
         - {device: ecg, metric: {name: heart-rate, value: 72 ± 2}}
@@ -385,7 +385,12 @@ import struct Scenario.SourceLocation
           stream: "bvp", count: nil, rate: Tolerance(64, within: 1), minimum: nil, maximum: nil,
           mean: Tolerance(0, within: 0.05, relative: true))
       ),
-      ("wrist", .samples(stream: "eda", count: 10...Int.max, rate: nil, minimum: nil, maximum: nil, mean: nil)),
+      (
+        "wrist",
+        .samples(
+          stream: "eda", count: 10...Int.max, rate: nil, minimum: nil, maximum: nil, mean: nil,
+          maxGap: .milliseconds(300))
+      ),
       ("wrist", .samples(stream: "temperature", count: 0...600, rate: nil, minimum: nil, maximum: nil, mean: nil)),
       ("wrist", .samples(stream: "acc.x", count: nil, rate: nil, minimum: nil, maximum: nil, mean: nil)),
       ("ecg", .metric("heart-rate", Tolerance(72, within: 2))),
