@@ -95,6 +95,68 @@ extension LabTests {
       }
     }
 
+    /// Two wristbands stream every signal at once for 60 s, each to its own
+    /// client, with no gap: every sample's device timestamp is the session
+    /// start plus its index over the rate. Each link has a controller at each
+    /// end (hci0 and hci2 host, hci1 and hci3 connect): btvirt in BlueZ 5.66
+    /// forwards ACL data under the sender's connection handle, so a second
+    /// link on one controller gets the other side's handle wrong (docs/lab.md).
+    @Test(.enabled(if: Lab.adapterNames.count >= 4, "needs four adapters"), .timeLimit(.minutes(5)))
+    func twoWristbandsStreamSixtySecondsWithNoGap() async throws {
+      try await LabSession.run { lab in
+        async let first = Self.stream(lab: lab, name: "Empatica E4 A", serial: "LAB00A", host: 0, central: 1, seconds: 60)
+        async let second = Self.stream(lab: lab, name: "Empatica E4 B", serial: "LAB00B", host: 2, central: 3, seconds: 60)
+        let (a, b) = try await (first, second)
+        print("lab two e4s, 60 s each: A \(a), B \(b)")
+      }
+    }
+
+    /// Hosts one E4 on adapter `host`, streams it to an SDK client on
+    /// `central` for `seconds`, and checks every stream for gaps.
+    static func stream(
+      lab: LabSession, name: String, serial: String, host: Int, central: Int, seconds: Int
+    ) async throws -> String {
+      let model = E4(
+        configuration: E4Configuration(name: name, serialNumber: serial, batteryLevel: 0.9, ibiWarmUp: 3),
+        bvp: SyntheticPPG(heartRate: 70, amplitude: 70, seed: 5), eda: ConstantSignal(2),
+        temperature: ConstantSignal(33), accelerationX: SineSignal(amplitude: 0.5, frequency: 0.5))
+      _ = try await lab.host(model, on: host, name: serial.lowercased())
+      let api = EmpaticaAPI(link: try await lab.central(on: central))
+      #expect(await api.authenticate(apiKey: "lab-key").success)
+      var device: E4DeviceManager?
+      for await event in try await api.discoverDevices(duration: .seconds(60), namePrefix: name) {
+        if case .devices(let found) = event, let match = found.first(where: { $0.name == name }) {
+          device = match
+          break
+        }
+      }
+      let e4 = try #require(device, "\(name) not found")
+      let bvp = collect(await e4.bvp())
+      let gsr = collect(await e4.gsr())
+      let temperature = collect(await e4.temperature())
+      let acceleration = collect(await e4.acceleration())
+      try await e4.connect(timeout: .seconds(60))
+      try await Task.sleep(for: .seconds(seconds))
+      await e4.disconnect()
+      let t0 = try #require(await e4.sessionStart)
+      /// Samples are consecutive from the first: n-th at t0 + n / rate.
+      func check(_ label: String, _ times: [Double], rate: Double) -> Int {
+        let expected = Int(Double(seconds - 2) * rate)
+        #expect(times.count >= expected, "\(name) \(label): \(times.count) samples, expected at least \(expected)")
+        let gaps = times.enumerated().filter { abs($1 - (t0 + Double($0) / rate)) > 1e-9 }
+        #expect(gaps.isEmpty, "\(name) \(label): first gap at sample \(gaps.first?.offset ?? -1)")
+        return times.count
+      }
+      let counts = [
+        check("BVP", await bvp.value.map(\.timestamp), rate: 64),
+        check("ACC", await acceleration.value.map(\.timestamp), rate: 32),
+        check("EDA", await gsr.value.map(\.timestamp), rate: 4),
+        check("TEMP", await temperature.value.map(\.timestamp), rate: 4),
+      ]
+      #expect(await e4.malformedPackets == 0)
+      return "BVP \(counts[0]), ACC \(counts[1]), EDA \(counts[2]), TEMP \(counts[3])"
+    }
+
     static func collect<T: Sendable>(_ stream: AsyncStream<T>) -> Task<[T], Never> {
       Task {
         var values: [T] = []
