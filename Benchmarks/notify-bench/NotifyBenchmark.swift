@@ -66,6 +66,7 @@ struct NotifyBenchmark: AsyncParsableCommand {
       print("\(label).latency_p50_ms \(String(format: "%.2f", percentile(0.50)))")
       print("\(label).latency_p99_ms \(String(format: "%.2f", percentile(0.99)))")
       print("\(label).malformed \(malformed)")
+      print("\(label).received \(latencies.count)")
     }
   }
 }

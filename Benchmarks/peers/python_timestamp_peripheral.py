@@ -6,6 +6,7 @@ microseconds as decimal text every INTERVAL_US while subscribed.
 
 usage: python_timestamp_peripheral.py ADAPTER INTERVAL_US SECONDS
 """
+import signal
 import sys
 import time
 
@@ -118,6 +119,8 @@ def main():
     dbus.Interface(adapter_object, "org.bluez.LEAdvertisingManager1").RegisterAdvertisement(
         Advertisement.path, {}, reply_handler=lambda: None, error_handler=failed)
     GLib.timeout_add(int(seconds * 1000), loop.quit)
+    # Ctrl-C (SIGINT) ends the loop at once, so the count below is printed.
+    GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signal.SIGINT, loop.quit)
     loop.run()
     print("sent", stamp.sent)
     sys.exit(1 if failures else 0)
