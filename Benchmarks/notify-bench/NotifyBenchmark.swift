@@ -35,13 +35,21 @@ struct NotifyBenchmark: AsyncParsableCommand {
     @Option(help: "Adapter the client uses.") var adapter = "hci1"
     @Option(help: "Seconds to measure, after the first notification.") var seconds = 10.0
     @Option(help: "Label for the output lines.") var label = "doppel"
+    @Option(help: "Address of the peripheral to measure (default: the first one found).") var peripheral: String?
 
     func run() async throws {
       let bus = try await DBusConnection.connect(to: .system)
       let adapter = try await BluetoothAdapter.find(self.adapter, on: bus)
       let central = BlueZCentral(adapter: adapter, bus: bus)
       var scan = central.scan(filter: ScanFilter(serviceUUIDs: [TimestampPeripheral.service])).makeAsyncIterator()
-      guard let found = await scan.next() else { throw ValidationError("no benchmark peripheral found") }
+      var match: DiscoveredPeripheral?
+      while let next = await scan.next() {
+        if peripheral.map({ $0.uppercased() == next.id.rawValue.uppercased() }) ?? true {
+          match = next
+          break
+        }
+      }
+      guard let found = match else { throw ValidationError("no benchmark peripheral found") }
       let connection = try await central.connect(found.id, timeout: .seconds(60))
       var latencies: [UInt64] = []
       var malformed = 0
