@@ -95,7 +95,12 @@ let package = Package(
     .testTarget(name: "SignalsTests", dependencies: ["Signals"]),
     .testTarget(name: "ScenarioTests", dependencies: ["Scenario", "GATT", "Signals"], exclude: ["Malformed"]),
     .testTarget(name: "BlendMicroTests", dependencies: ["BlendMicro", "BlendMicroClient", "GATT", "Signals"]),
-    .testTarget(name: "KardiaRelayTests", dependencies: ["KardiaRelay", "BlendMicroClient", "Signals"]),
+    .testTarget(
+      name: "KardiaRelayTests",
+      dependencies: [
+        "KardiaRelay", "BlendMicroClient", "Signals",
+        .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+      ]),
     .testTarget(name: "E4Tests", dependencies: ["E4", "E4Link", "GATT", "Signals"]),
     .testTarget(name: "DoppelKitTests", dependencies: ["DoppelKit", "Scenario", "GATT", "Signals", "BlendMicro"]),
     .testTarget(name: "DoppelCLITests", dependencies: ["doppel"]),

@@ -290,33 +290,43 @@ public actor KardiaAnalysisServer {
     }
   }
 
-  /// A request that did not upgrade: 404 off the WebSocket path, 426 on it.
-  /// `refusedURI` is set for an upgrade request refused for its path, whose
-  /// head the pipeline does not pass on: it is answered at once.
+  /// A request that did not upgrade: 404 off the WebSocket path, 426 for a
+  /// plain request on it, 400 for a WebSocket upgrade on it that NIO's
+  /// upgrader found invalid (no `Sec-WebSocket-Key`, another version).
+  /// An upgrade request's head is not passed on by the pipeline, only its
+  /// end: `refusedURI` is its target when it was refused for its path, and an
+  /// end arriving first marks one refused for its headers.
   private nonisolated static func refuse(
     _ channel: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, path: String, refusedURI: String?
   ) async throws {
     try await channel.executeThenClose { inbound, outbound in
-      var onPath = false
-      if refusedURI == nil {
-        // A plain request: its head says where it went.
-        var target: String?
+      let status: HTTPResponseStatus
+      if refusedURI != nil {
+        status = .notFound
+      } else {
+        var first: HTTPServerRequestPart?
         for try await part in inbound {
-          guard case .head(let request) = part else { continue }
-          target = request.uri
+          first = part
           break
         }
-        guard let target else { return }
-        onPath = requestPath(target) == path
+        switch first {
+        case nil: return
+        case .head(let request): status = requestPath(request.uri) == path ? .upgradeRequired : .notFound
+        case .body, .end: status = .badRequest
+        }
       }
-      let status: HTTPResponseStatus = onPath ? .upgradeRequired : .notFound
-      let body = ByteBuffer(
-        string: onPath ? "\(path) takes WebSocket connections only\n" : "no such path: use \(path)\n")
+      let text =
+        switch status {
+        case .upgradeRequired: "\(path) takes WebSocket connections only\n"
+        case .badRequest: "not a valid WebSocket upgrade: send Sec-WebSocket-Key and Sec-WebSocket-Version: 13\n"
+        default: "no such path: use \(path)\n"
+        }
+      let body = ByteBuffer(string: text)
       var headers = HTTPHeaders()
       headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
       headers.add(name: "Content-Length", value: String(body.readableBytes))
       headers.add(name: "Connection", value: "close")
-      if onPath { headers.add(name: "Upgrade", value: "websocket") }
+      if status == .upgradeRequired { headers.add(name: "Upgrade", value: "websocket") }
       try await outbound.write(
         contentsOf: [
           .head(HTTPResponseHead(version: .http1_1, status: status, headers: headers)),
