@@ -54,10 +54,13 @@ struct KardiaRelayTests {
       let starts = log.entries.map { $0.time.timeIntervalSince(ECGFeed.epoch) }
       #expect((6...24).contains(starts[0]), "\(starts)")
       #expect((30...48).contains(starts[1]), "\(starts)")
-      #expect(log.entries.map(\.time) == analyses.indices.compactMap { index in
-        let fresh = analyses[index].status == .arrhythmia && (index == 0 || analyses[index - 1].status != .arrhythmia)
-        return fresh ? analyses[index].time : nil
-      })
+      #expect(
+        log.entries.map(\.time)
+          == analyses.indices.compactMap { index in
+            let fresh =
+              analyses[index].status == .arrhythmia && (index == 0 || analyses[index - 1].status != .arrhythmia)
+            return fresh ? analyses[index].time : nil
+          })
       #expect(log.lastStatus == .normal)
       await relay.close()
     }

@@ -68,7 +68,8 @@ struct KardiaSessionTests {
       KardiaWire.reply(#"{"heartRate": null, "statusCode": 0, "time": "2025-06-15T15:06:40Z"}"#)
         == .analysis(KardiaAnalysis(heartRate: nil, status: .insufficientData, time: ECGFeed.epoch)))
     #expect(KardiaWire.reply(#"{"error": "missing key \"time\""}"#) == .error("missing key \"time\""))
-    #expect(KardiaWire.reply(#"{"heartRate": 70, "statusCode": 9}"#) == .unreadable(#"{"heartRate": 70, "statusCode": 9}"#))
+    #expect(
+      KardiaWire.reply(#"{"heartRate": 70, "statusCode": 9}"#) == .unreadable(#"{"heartRate": 70, "statusCode": 9}"#))
     #expect(KardiaWire.reply("ok") == .unreadable("ok"))
   }
 

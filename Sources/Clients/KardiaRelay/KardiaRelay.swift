@@ -1,13 +1,14 @@
-#if canImport(FoundationEssentials)
-  import FoundationEssentials
-#else
-  import Foundation
-#endif
 import BlendMicroClient
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOWebSocket
+
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
 
 /// The Kardia app's relay: every ECG sample from the board goes to the
 /// analysis server as `{"amplitude", "time"}` over a WebSocket, the server's
