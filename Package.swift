@@ -13,6 +13,7 @@ let package = Package(
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+    .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
   ],
   targets: [
     // libdbus-1, as Debian's libdbus-1-dev ships it. Header shim only.
@@ -42,10 +43,25 @@ let package = Package(
     .target(name: "BlendMicroClient", dependencies: ["GATT"], path: "Sources/Clients/BlendMicroClient"),
     // The Empatica E4 link SDK's shape: authentication, discovery, a manager per wristband.
     .target(name: "E4Link", dependencies: ["GATT"], path: "Sources/Clients/E4Link"),
+    // The Kardia app's analysis server and its relay client (WebSocket, JSON), on SwiftNIO.
+    .target(
+      name: "KardiaRelay",
+      dependencies: [
+        "BlendMicroClient",
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "NIOWebSocket", package: "swift-nio"),
+      ],
+      path: "Sources/Clients/KardiaRelay",
+      exclude: ["README.md"]
+    ),
     // Everything wired together: the device catalog for scenarios, the BlueZ transport.
     .target(
       name: "DoppelKit",
-      dependencies: ["BlueZ", "DBus", "GATT", "Signals", "Scenario", "BlendMicro", "BlendMicroClient", "E4", "E4Link"]
+      dependencies: [
+        "BlueZ", "DBus", "GATT", "Signals", "Scenario", "BlendMicro", "BlendMicroClient", "E4", "E4Link", "KardiaRelay",
+      ]
     ),
     .executableTarget(
       name: "doppel",
@@ -79,6 +95,12 @@ let package = Package(
     .testTarget(name: "SignalsTests", dependencies: ["Signals"]),
     .testTarget(name: "ScenarioTests", dependencies: ["Scenario", "GATT", "Signals"], exclude: ["Malformed"]),
     .testTarget(name: "BlendMicroTests", dependencies: ["BlendMicro", "BlendMicroClient", "GATT", "Signals"]),
+    .testTarget(
+      name: "KardiaRelayTests",
+      dependencies: [
+        "KardiaRelay", "BlendMicroClient", "Signals",
+        .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+      ]),
     .testTarget(name: "E4Tests", dependencies: ["E4", "E4Link", "GATT", "Signals"]),
     .testTarget(name: "DoppelKitTests", dependencies: ["DoppelKit", "Scenario", "GATT", "Signals", "BlendMicro"]),
     .testTarget(name: "DoppelCLITests", dependencies: ["doppel"]),

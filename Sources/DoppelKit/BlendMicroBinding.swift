@@ -22,9 +22,14 @@ public struct BlendMicroBinding: DeviceBinding {
       SettingSpec("connect-timeout", .duration, default: .duration(.seconds(60)), help: "how long to scan and connect"),
       SettingSpec("reconnect", .flag, default: .flag(true), help: "connect again after a disconnect, as the app does"),
       SettingSpec("window", .duration, default: .duration(.seconds(10)), help: "ECG the heart rate is computed over"),
+      SettingSpec(
+        "kardia-relay", .flag, default: .flag(false),
+        help:
+          "relay the samples to a Kardia analysis server run in process (WebSocket on 127.0.0.1) and report its answers"
+      ),
     ],
-    metrics: ["heart-rate"],
-    events: ["arrhythmia"])
+    metrics: ["heart-rate", "relay-heart-rate"],
+    events: ["arrhythmia", "abnormal-episode"])
 
   public let device: DeviceSpec
   let board: BlendMicro
@@ -65,6 +70,29 @@ public struct BlendMicroBinding: DeviceBinding {
   }
 
   public func runClient(link: any CentralLink, clock: any Clock<Duration>, observer: ClientObserver) async {
+    var relay: KardiaRelayRun?
+    if device.client["kardia-relay"]?.flag == true {
+      do {
+        relay = try await KardiaRelayRun.start(device: device.id, observer: observer)
+      } catch {
+        await observer.error("kardia relay: the analysis server did not start: \(error)", device: device.id)
+      }
+    }
+    await receive(link: link, clock: clock, observer: observer, relay: relay)
+    // The run is over: the server answers what was relayed before it stops.
+    await relay?.finish()
+  }
+
+  /// The client proper: connects, reports what arrives and reconnects, until
+  /// cancelled; samples also go to `relay`, timed on the board's schedule
+  /// (sample n at n / rate, counted over every connection of the run), as
+  /// BLE delivers notifications in bursts.
+  private func receive(
+    link: any CentralLink, clock: any Clock<Duration>, observer: ClientObserver, relay: KardiaRelayRun?
+  )
+    async
+  {
+    var relayed = 0
     let timeout = device.client["connect-timeout"]?.duration ?? .seconds(60)
     let reconnect = device.client["reconnect"]?.flag ?? true
     let window = device.client["window"]?.duration?.seconds ?? 10
@@ -79,6 +107,10 @@ public struct BlendMicroBinding: DeviceBinding {
           switch reading {
           case .sample(let sample):
             await observer.sample(sample.amplitude, stream: "ecg", device: id)
+            if let relay {
+              relay.relay(ECGSample(time: .seconds(Double(relayed) / sampleRate), amplitude: sample.amplitude))
+              relayed += 1
+            }
             if let result = analysis.add(sample.amplitude) {
               if let rate = result.heartRate { await observer.metric("heart-rate", rate, device: id) }
               if result.freshArrhythmia { await observer.event("arrhythmia", device: id) }

@@ -68,7 +68,37 @@ struct KardiaSessionTests {
       KardiaWire.reply(#"{"heartRate": null, "statusCode": 0, "time": "2025-06-15T15:06:40Z"}"#)
         == .analysis(KardiaAnalysis(heartRate: nil, status: .insufficientData, time: ECGFeed.epoch)))
     #expect(KardiaWire.reply(#"{"error": "missing key \"time\""}"#) == .error("missing key \"time\""))
-    #expect(KardiaWire.reply(#"{"heartRate": 70, "statusCode": 9}"#) == .unreadable(#"{"heartRate": 70, "statusCode": 9}"#))
+    #expect(
+      KardiaWire.reply(#"{"heartRate": 70, "statusCode": 9}"#) == .unreadable(#"{"heartRate": 70, "statusCode": 9}"#))
     #expect(KardiaWire.reply("ok") == .unreadable("ok"))
+  }
+
+  /// `text` parsed as a JSON object, for comparing messages whatever their key order and spacing.
+  static func object(_ text: String) throws -> NSDictionary {
+    try #require(JSONSerialization.jsonObject(with: Data(text.utf8)) as? NSDictionary, "\(text)")
+  }
+
+  @Test func messagesAreTheJSONObjectsTheAppAndServerExchanged() throws {
+    let event = KardiaWire.event(amplitude: -0.125, time: ECGFeed.epoch + 0.25)
+    #expect(try Self.object(event) == ["amplitude": -0.125, "time": "2025-06-15T15:06:40.250Z"] as NSDictionary)
+    let times = (0..<6).map { Double($0) * 0.8 }
+    let analysis = HeartRateAnalysis(times: times, amplitudes: times.map { _ in 1 })
+    let reply = KardiaWire.analysis(analysis, time: ECGFeed.epoch)
+    let parsed = try Self.object(reply)
+    #expect(Set(parsed.allKeys.compactMap { $0 as? String }) == ["heartRate", "statusCode", "time"])
+    #expect(parsed["statusCode"] as? Int == analysis.status.rawValue)
+    #expect(parsed["time"] as? String == "2025-06-15T15:06:40.000Z")
+    // No heart rate yet: the key is there, as null.
+    let empty = try Self.object(KardiaWire.analysis(HeartRateAnalysis(times: [], amplitudes: []), time: ECGFeed.epoch))
+    #expect(empty["heartRate"] is NSNull)
+    #expect(empty["statusCode"] as? Int == 0)
+    let failure = try Self.object(KardiaWire.failure("missing key \"time\""))
+    #expect(failure == ["error": "missing key \"time\""] as NSDictionary)
+    // What is written reads back as it was.
+    let back = try KardiaWire.parseEvent(event).get()
+    #expect(back.amplitude == -0.125 && back.time == ECGFeed.epoch + 0.25)
+    #expect(
+      KardiaWire.reply(#"{"heartRate":72.5,"statusCode":1,"time":"2025-06-15T15:06:40.000Z"}"#)
+        == .analysis(KardiaAnalysis(heartRate: 72.5, status: .normal, time: ECGFeed.epoch)))
   }
 }

@@ -1,9 +1,10 @@
+import BlendMicroClient
+
 #if canImport(FoundationEssentials)
   import FoundationEssentials
 #else
   import Foundation
 #endif
-import BlendMicroClient
 
 /// The Kardia app's list of abnormal events: one entry per *fresh* arrhythmia,
 /// that is each time the reported status changes to arrhythmia from anything

@@ -1,9 +1,10 @@
+import BlendMicroClient
+
 #if canImport(FoundationEssentials)
   import FoundationEssentials
 #else
   import Foundation
 #endif
-import BlendMicroClient
 
 /// The last `length` seconds of one connection's samples, and their analysis.
 struct ECGWindow {

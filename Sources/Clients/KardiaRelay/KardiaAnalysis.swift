@@ -1,9 +1,10 @@
+import BlendMicroClient
+
 #if canImport(FoundationEssentials)
   import FoundationEssentials
 #else
   import Foundation
 #endif
-import BlendMicroClient
 
 /// One analysis the Kardia server sent back: `{"heartRate": …, "statusCode": …}`.
 public struct KardiaAnalysis: Hashable, Sendable {

@@ -1,13 +1,14 @@
-#if canImport(FoundationEssentials)
-  import FoundationEssentials
-#else
-  import Foundation
-#endif
 import BlendMicroClient
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOWebSocket
+
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
 
 /// The Kardia app's relay: every ECG sample from the board goes to the
 /// analysis server as `{"amplitude", "time"}` over a WebSocket, the server's
@@ -57,26 +58,52 @@ public actor KardiaRelay {
 
   /// Opens the WebSocket to `ws://host:port/path`; a sample's time is sent as
   /// `epoch` plus its `ECGSample.time`. Throws `KardiaError.upgradeRefused` when
-  /// the server answers with an HTTP status instead of switching protocols.
+  /// the server answers with an HTTP status instead of switching protocols, and
+  /// `KardiaError.timedOut` when connecting and upgrading take longer than `timeout`.
   public static func connect(
-    host: String, port: Int, path: String = "/ecg", epoch: Date = Date(),
+    host: String, port: Int, path: String = "/ecg", epoch: Date = Date(), timeout: Duration = .seconds(10),
     eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
   ) async throws -> KardiaRelay {
-    let upgrade: EventLoopFuture<Upgrade> = try await ClientBootstrap(group: eventLoopGroup)
-      .connectTimeout(.seconds(10))
-      .connect(host: host, port: port) { channel in
-        channel.eventLoop.makeCompletedFuture {
-          try configure(channel, host: host, port: port, path: path)
-        }
+    let deadline = TimeAmount(timeout)
+    let (upgrade, expiry): (EventLoopFuture<Upgrade>, Scheduled<Void>) = try await ClientBootstrap(
+      group: eventLoopGroup
+    )
+    .connectTimeout(deadline)
+    .connect(host: host, port: port) { channel in
+      channel.eventLoop.makeCompletedFuture {
+        // However the server behaves, the upgrade (or reading its refusal) ends by the deadline.
+        let expiry = channel.eventLoop.scheduleTask(in: deadline) { channel.close(promise: nil) }
+        return (try configure(channel, host: host, port: port, path: path), expiry)
       }
-    switch try await upgrade.get() {
+    }
+    let result: Upgrade
+    do {
+      result = try await upgrade.get()
+    } catch {
+      throw await Self.expired(expiry) ? KardiaError.timedOut : error
+    }
+    switch result {
     case .webSocket(let channel):
+      expiry.cancel()
       let relay = KardiaRelay(channel: channel, epoch: epoch)
       await relay.start()
       return relay
     case .refused(let channel):
-      throw KardiaError.upgradeRefused(status: try await status(of: channel))
+      defer { expiry.cancel() }
+      let status: Int
+      do {
+        status = try await Self.status(of: channel)
+      } catch {
+        throw await Self.expired(expiry) ? KardiaError.timedOut : error
+      }
+      throw KardiaError.upgradeRefused(status: status)
     }
+  }
+
+  /// Whether `expiry` ran (it is cancelled if not).
+  private static func expired(_ expiry: Scheduled<Void>) async -> Bool {
+    expiry.cancel()
+    return (try? await expiry.futureResult.get()) != nil
   }
 
   /// Sends one sample.
@@ -157,10 +184,11 @@ public actor KardiaRelay {
             var data = frame.unmaskedData
             serverCloseCode = data.readInteger(as: UInt16.self).map(Int.init)
             if !closing {
-              // Answer the server's close with its code, then let the channel close.
+              // Answer the server's close with its code, then let the channel close
+              // (the server may have closed it already: that is no failure).
               closing = true
               let code = ByteBuffer(integer: UInt16(serverCloseCode ?? 1000))
-              try await outbound.write(Self.frame(.connectionClose, code))
+              try? await outbound.write(Self.frame(.connectionClose, code))
             }
             return
           default:

@@ -22,7 +22,8 @@ struct KardiaSession {
         try window.append(amplitude: event.amplitude, at: event.time)
       } catch {
         return KardiaWire.failure(
-          "\"time\" \(KardiaWire.format(event.time)) is before the previous sample's (\(KardiaWire.format(error.latest)))")
+          "\"time\" \(KardiaWire.format(event.time)) is before the previous sample's (\(KardiaWire.format(error.latest)))"
+        )
       }
       accepted += 1
       guard accepted % interval == 0 else { return nil }

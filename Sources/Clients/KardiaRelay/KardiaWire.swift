@@ -1,9 +1,10 @@
+import BlendMicroClient
+
 #if canImport(FoundationEssentials)
   import FoundationEssentials
 #else
   import Foundation
 #endif
-import BlendMicroClient
 
 /// The JSON messages between the Kardia app and its server, and their times.
 ///
