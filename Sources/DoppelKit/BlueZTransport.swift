@@ -5,7 +5,8 @@ import Scenario
 
 /// Runs a scenario over BlueZ in wall time: each device hosted on its
 /// adapter (default the first), each client on an adapter of its own that
-/// hosts no device (the emulated controllers carry one LE link each well).
+/// hosts no device, the first free one after its device's (the emulated
+/// controllers carry one LE link each well).
 public actor BlueZTransport: ScenarioTransport {
   public nonisolated let clock: any Clock<Duration> = ContinuousClock()
   private let bus: DBusBusAddress
@@ -52,17 +53,27 @@ public actor BlueZTransport: ScenarioTransport {
     let candidates = all.filter { adapter in
       !hosting.contains(adapter.name) && !taken.contains(adapter.name)
         && (centralAdapters.map { $0.contains(adapter.name) || $0.contains(adapter.address) } ?? true)
-    }
-    guard let adapter = candidates.first else {
+    }.sorted { Self.index(of: $0.name) < Self.index(of: $1.name) }
+    // The client sits next to its device: the first free adapter after the
+    // one hosting it (hci0's device gets hci1, hci2's gets hci3), so a device
+    // and its client stay on one virtual air when the lab has several.
+    let hostIndex = hosted[device.id].map(Self.index(of:)) ?? -1
+    guard let adapter = candidates.first(where: { Self.index(of: $0.name) > hostIndex }) ?? candidates.first else {
       throw ScenarioError(
         .invalidValue, file: "", line: 0, column: 0,
         "no free adapter for \(device.id)'s client: adapters \(all.map(\.name).joined(separator: ", ")), "
           + "hosting devices \(hosting.sorted().joined(separator: ", ")), taken by clients \(taken.sorted().joined(separator: ", "))",
         suggestion: "give the lab more adapters (ci/lab --adapters N)")
     }
-    try await adapter.powerOn(on: bus)
+    // Taken before the next suspension, so clients starting at once get different adapters.
     clientAdapters[device.id] = adapter
+    try await adapter.powerOn(on: bus)
     return BlueZCentral(adapter: adapter, bus: bus)
+  }
+
+  /// The number in an adapter's name (`hci12` → 12), for ordering them as the kernel numbered them.
+  static func index(of name: String) -> Int {
+    Int(name.drop { !$0.isNumber }) ?? Int.max
   }
 
   /// The adapter a device's client was given.
