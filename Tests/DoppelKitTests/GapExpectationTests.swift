@@ -30,8 +30,10 @@ struct GapExpectationTests {
     let report = try await run(stall: false)
     let ecg = try #require(report.observations["board"]?.streams["ecg"])
     #expect(report.passed, "\(report.results.map(\.observed))")
-    // 100 Hz: consecutive samples 10 ms apart.
-    #expect(abs((ecg.largestInterval ?? 0) - 0.01) < 0.002)
+    // 100 Hz: consecutive samples 10 ms apart by arrival time; on a loaded
+    // machine a sample may be stamped a tick late, never seconds.
+    let gap = try #require(ecg.largestInterval)
+    #expect(gap >= 0.0099 && gap < 0.05, "longest gap \(gap) s")
   }
 
   @Test func aStallThatDropsSamplesFailsTheCheck() async throws {
