@@ -1,6 +1,7 @@
 import BlendMicroClient
 import KardiaRelay
 import Scenario
+import Synchronization
 
 /// The Kardia relay for one scenario run (`kardia-relay: true` on a Blend
 /// Micro's client): an analysis server in process on an ephemeral port of
@@ -12,13 +13,18 @@ import Scenario
 ///
 /// Samples are queued (`relay(_:)` never waits for the network, so a
 /// loopback run's virtual time is not held up) and sent in order by a task
-/// of its own. `finish()` sends what is queued, waits for the answers to it
+/// of its own, everything queued at once when it fell behind (one write for
+/// the lot: on a loaded machine a write per sample is what makes it fall
+/// further behind). `finish()` sends what is queued, waits for the answers to it
 /// and stops both ends, within a time limit.
 final class KardiaRelayRun: Sendable {
   private let server: KardiaAnalysisServer
   private let serving: Task<Void, any Error>
   private let relay: KardiaRelay
-  private let queue: AsyncStream<ECGSample>.Continuation
+  /// Samples not yet sent.
+  private let pending = PendingSamples()
+  /// Wakes the sending task when `pending` has samples.
+  private let queue: AsyncStream<Void>.Continuation
   private let sending: Task<Void, Never>
   private let receiving: Task<Void, Never>
 
@@ -48,11 +54,18 @@ final class KardiaRelayRun: Sendable {
     self.server = server
     self.serving = serving
     self.relay = relay
-    let (samples, queue) = AsyncStream<ECGSample>.makeStream()
+    let (wakes, queue) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
     self.queue = queue
+    let pending = self.pending
     sending = Task {
       do {
-        for await sample in samples { try await relay.send(sample) }
+        // One wake-up may stand for many samples; after the last, what is left.
+        for await _ in wakes {
+          let batch = pending.take()
+          if !batch.isEmpty { try await relay.send(contentsOf: batch) }
+        }
+        let rest = pending.take()
+        if !rest.isEmpty { try await relay.send(contentsOf: rest) }
       } catch {
         await observer.error("kardia relay: \(error)", device: device)
       }
@@ -84,7 +97,8 @@ final class KardiaRelayRun: Sendable {
 
   /// Queues one sample for the server.
   func relay(_ sample: ECGSample) {
-    queue.yield(sample)
+    pending.append(sample)
+    queue.yield()
   }
 
   /// Sends what is queued, waits for the server's answers to it, closes the
@@ -102,5 +116,21 @@ final class KardiaRelayRun: Sendable {
     await relay.close()
     serving.cancel()
     _ = try? await WallTimeLimit.run(.seconds(2)) { try await serving.value }
+  }
+}
+
+/// The samples queued for the relay, shared by the client that adds them and
+/// the task that sends them.
+private final class PendingSamples: Sendable {
+  private let samples = Mutex<[ECGSample]>([])
+
+  func append(_ sample: ECGSample) { samples.withLock { $0.append(sample) } }
+
+  /// Everything queued, in order, leaving the queue empty.
+  func take() -> [ECGSample] {
+    samples.withLock { queued in
+      defer { queued.removeAll(keepingCapacity: true) }
+      return queued
+    }
   }
 }

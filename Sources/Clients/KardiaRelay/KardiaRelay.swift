@@ -108,9 +108,26 @@ public actor KardiaRelay {
 
   /// Sends one sample.
   public func send(_ sample: ECGSample) async throws {
+    try await sendRaw(event(for: sample))
+  }
+
+  /// Sends samples in order, one event (text frame) each, written together
+  /// with one flush: how a relay that fell behind catches up without a
+  /// system call per sample.
+  public func send(contentsOf samples: [ECGSample]) async throws {
+    guard let writer, !closing else { throw KardiaError.closed }
+    do {
+      try await writer.write(contentsOf: samples.map { Self.frame(.text, ByteBuffer(string: event(for: $0))) })
+    } catch {
+      throw KardiaError.closed
+    }
+  }
+
+  /// The event text for a sample: its amplitude and its time after `epoch`.
+  private func event(for sample: ECGSample) -> String {
     let time = epoch.addingTimeInterval(
       Double(sample.time.components.seconds) + Double(sample.time.components.attoseconds) / 1e18)
-    try await sendRaw(KardiaWire.event(amplitude: sample.amplitude, time: time))
+    return KardiaWire.event(amplitude: sample.amplitude, time: time)
   }
 
   /// Sends a reading if it is a sample (as the app did, which relayed only
