@@ -248,6 +248,7 @@ public actor ActiGraphLink: PeripheralModel {
     transferErrorPercent = nil
     var header: [UInt8] = []
     header.appendLE(UInt32(range.count))
+    header.appendLE(epoch(range.lowerBound).timestamp)
     post(LinkMessage(.downloadHeader, header))
     downloadTask = Task { [weak self] in await self?.download(range, failAt: failAt) }
   }

@@ -17,7 +17,7 @@ public struct LinkMessage: Hashable, Sendable {
     case acknowledge = 0x80
     /// Device → central: the status (battery, clock, log bounds, streaming).
     case status = 0x81
-    /// Device → central: a download begins: the number of records (u32).
+    /// Device → central: a download begins: the number of records (u32) and the first one's Unix time (u32).
     case downloadHeader = 0x84
     /// Device → central: epoch records: index of the first (u32), count (u8), records.
     case epochBatch = 0x85
