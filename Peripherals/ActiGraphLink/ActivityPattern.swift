@@ -67,20 +67,22 @@ public struct ActivityPattern: Hashable, Sendable {
   /// drawn deterministically from `seed`.
   public func epoch(index: Int, timestamp: UInt32, seed: UInt64) -> EpochRecord {
     var random = SplitMix(seed: seed &+ UInt64(truncatingIfNeeded: index) &* 0x9E37_79B9_7F4A_7C15)
-    func draw(_ range: ClosedRange<Int>) -> Int { range.lowerBound + Int(random.next() % UInt64(range.count)) }
-    let record: (x: ClosedRange<Int>, y: ClosedRange<Int>, z: ClosedRange<Int>, steps: ClosedRange<Int>,
-                 heart: ClosedRange<Int>, wear: UInt8)
+    let ranges: [ClosedRange<Int>]
+    let wear: UInt8
     switch activity(atMinute: index) {
-    case .sleep: record = (0...20, 0...30, 0...15, 0...0, 48...58, 1)
-    case .sedentary: record = (10...200, 20...300, 10...150, 0...5, 60...80, 1)
-    case .walking: record = (800...1800, 1500...3000, 600...1500, 90...120, 90...115, 1)
-    case .running: record = (3000...6000, 4500...9000, 2500...5000, 150...180, 140...170, 1)
-    case .notWorn: record = (0...0, 0...0, 0...0, 0...0, 0...0, 0)
+    case .sleep: (ranges, wear) = ([0...20, 0...30, 0...15, 0...0, 48...58], 1)
+    case .sedentary: (ranges, wear) = ([10...200, 20...300, 10...150, 0...5, 60...80], 1)
+    case .walking: (ranges, wear) = ([800...1800, 1500...3000, 600...1500, 90...120, 90...115], 1)
+    case .running: (ranges, wear) = ([3000...6000, 4500...9000, 2500...5000, 150...180, 140...170], 1)
+    case .notWorn: (ranges, wear) = ([0...0, 0...0, 0...0, 0...0, 0...0], 0)
+    }
+    var values: [Int] = []
+    for range in ranges {
+      values.append(range.lowerBound + Int(random.next() % UInt64(range.upperBound - range.lowerBound + 1)))
     }
     return EpochRecord(
-      timestamp: timestamp, xCounts: UInt16(draw(record.x)), yCounts: UInt16(draw(record.y)),
-      zCounts: UInt16(draw(record.z)), steps: UInt8(draw(record.steps)), heartRate: UInt8(draw(record.heart)),
-      wearDetect: record.wear)
+      timestamp: timestamp, xCounts: UInt16(values[0]), yCounts: UInt16(values[1]), zCounts: UInt16(values[2]),
+      steps: UInt8(values[3]), heartRate: UInt8(values[4]), wearDetect: wear)
   }
 }
 
