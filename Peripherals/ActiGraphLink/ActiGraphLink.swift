@@ -34,8 +34,9 @@ public actor ActiGraphLink: PeripheralModel {
   private var timeline: (@Sendable () -> Duration)?
   private var connected: [CentralID] = []
   private var assembler = LinkMessageAssembler()
-  private var outbox: AsyncStream<LinkMessage>.Continuation?
-  private var senderTask: Task<Void, Never>?
+  /// Whether a message is being sent, and who waits to send: messages go out whole, one at a time.
+  private var sending = false
+  private var waitingToSend: [CheckedContinuation<Void, Never>] = []
   private var rawTask: Task<Void, Never>?
   private var downloadTask: Task<Void, Never>?
   private var transferErrorPercent: Int?
@@ -69,6 +70,8 @@ public actor ActiGraphLink: PeripheralModel {
     self.configuration = configuration
     sources = [accelerationX, accelerationY, accelerationZ]
     batteryLevel = configuration.batteryLevel
+    transferErrorPercent = configuration.transferErrorAt
+    refusingConfiguration = configuration.refusesConfiguration
     advertisement = AdvertisementData(localName: configuration.serialNumber, serviceUUIDs: [Self.service])
     // Fixed, valid definitions: a failure is a programming error.
     profile = try! GATTProfile([
@@ -139,20 +142,10 @@ public actor ActiGraphLink: PeripheralModel {
     self.host = host
     timeline = Self.stopwatch(host.clock)
     sourceOrigin = .zero
-    let (stream, continuation) = AsyncStream<LinkMessage>.makeStream()
-    outbox = continuation
-    senderTask = Task { [weak self] in
-      for await message in stream {
-        guard let self else { return }
-        await self.send(message)
-      }
-    }
   }
 
   public func stop() async {
     stopActivity()
-    outbox?.finish()
-    senderTask?.cancel()
     host = nil
   }
 
@@ -172,63 +165,63 @@ public actor ActiGraphLink: PeripheralModel {
     characteristic: CharacteristicAddress, value: [UInt8], type: WriteType, central: CentralID
   ) async throws(ATTError) {
     guard characteristic == Self.command else { throw .writeNotPermitted }
-    for message in assembler.add(value) { handle(message) }
+    for message in assembler.add(value) { await handle(message) }
   }
 
   // MARK: Commands
 
-  private func handle(_ message: LinkMessage) {
+  private func handle(_ message: LinkMessage) async {
     guard let kind = LinkMessage.Kind(rawValue: message.kind) else {
-      answer(message.kind, .invalidConfiguration)
+      await answer(message.kind, .invalidConfiguration)
       return
     }
     if kind != .getStatus, isDownloading {
-      answer(message.kind, .busy)
+      await answer(message.kind, .busy)
       return
     }
     switch kind {
     case .getStatus:
-      post(LinkMessage(.status, statusPayload()))
+      await post(LinkMessage(.status, statusPayload()))
     case .setRawStream:
       guard !refusingConfiguration, message.payload.count == 1, message.payload[0] <= 1 else {
-        answer(message.kind, .invalidConfiguration)
+        await answer(message.kind, .invalidConfiguration)
         return
       }
-      answer(message.kind, .ok)
+      await answer(message.kind, .ok)
       message.payload[0] == 1 ? startRaw() : stopRaw()
     case .setIMU:
       guard !refusingConfiguration, message.payload.count == 1, message.payload[0] <= 0x0F else {
-        answer(message.kind, .invalidConfiguration)
+        await answer(message.kind, .invalidConfiguration)
         return
       }
       imuFlags = message.payload[0]
-      answer(message.kind, .ok)
+      await answer(message.kind, .ok)
     case .downloadEpochs:
       guard !refusingConfiguration, let start = message.payload.uint32LE(at: 0),
         let stop = message.payload.uint32LE(at: 4), message.payload.count == 8
       else {
-        answer(message.kind, .invalidConfiguration)
+        await answer(message.kind, .invalidConfiguration)
         return
       }
       guard start <= stop else {
-        answer(message.kind, .dateError)
+        await answer(message.kind, .dateError)
         return
       }
       let range = indices(from: start, to: stop)
       guard !range.isEmpty else {
-        answer(message.kind, .noData)
+        await answer(message.kind, .noData)
         return
       }
-      answer(message.kind, .ok)
-      startDownload(range)
+      await answer(message.kind, .ok)
+      await startDownload(range)
     default:
-      answer(message.kind, .invalidConfiguration)
+      await answer(message.kind, .invalidConfiguration)
     }
   }
 
-  private func answer(_ command: UInt8, _ result: LinkMessage.Result) {
+  private func answer(_ command: UInt8, _ result: LinkMessage.Result) async {
     answers.append(result)
-    post(LinkMessage(.acknowledge, [command, result.rawValue]))
+    await post(LinkMessage(.acknowledge, [command, result.rawValue]))
   }
 
   private func statusPayload() -> [UInt8] {
@@ -243,13 +236,13 @@ public actor ActiGraphLink: PeripheralModel {
 
   // MARK: Epoch download
 
-  private func startDownload(_ range: Range<Int>) {
+  private func startDownload(_ range: Range<Int>) async {
     let failAt = transferErrorPercent
     transferErrorPercent = nil
     var header: [UInt8] = []
     header.appendLE(UInt32(range.count))
     header.appendLE(epoch(range.lowerBound).timestamp)
-    post(LinkMessage(.downloadHeader, header))
+    await post(LinkMessage(.downloadHeader, header))
     downloadTask = Task { [weak self] in await self?.download(range, failAt: failAt) }
   }
 
@@ -266,14 +259,14 @@ public actor ActiGraphLink: PeripheralModel {
       payload.appendLE(UInt32(index - range.lowerBound))
       payload.append(UInt8(end - index))
       for i in index..<end { payload += epoch(i).wireBytes }
-      post(LinkMessage(.epochBatch, payload))
+      await post(LinkMessage(.epochBatch, payload))
       epochRecordsSent += end - index
       index = end
       do { try await host.clock.sleep(for: configuration.batchInterval) } catch { return }
     }
     guard !Task.isCancelled else { return }
     let failed = index < range.upperBound
-    post(LinkMessage(.downloadEnd, [failed ? LinkMessage.Result.transferError.rawValue : 0]))
+    await post(LinkMessage(.downloadEnd, [failed ? LinkMessage.Result.transferError.rawValue : 0]))
     downloadTask = nil
   }
 
@@ -317,7 +310,7 @@ public actor ActiGraphLink: PeripheralModel {
       }
       sample += perBatch
       rawSamplesSent += perBatch
-      post(LinkMessage(.rawBatch, payload))
+      await post(LinkMessage(.rawBatch, payload))
     }
   }
 
@@ -329,7 +322,19 @@ public actor ActiGraphLink: PeripheralModel {
 
   // MARK: Sending
 
-  private func post(_ message: LinkMessage) { outbox?.yield(message) }
+  /// Sends a message whole, after any message being sent.
+  private func post(_ message: LinkMessage) async {
+    if sending {
+      await withCheckedContinuation { waitingToSend.append($0) }
+    }
+    sending = true
+    await send(message)
+    if waitingToSend.isEmpty {
+      sending = false
+    } else {
+      waitingToSend.removeFirst().resume()
+    }
+  }
 
   private var negotiatedChunk = 20
 

@@ -17,12 +17,18 @@ public struct ActiGraphLinkConfiguration: Hashable, Sendable {
   public var rawRate: Int
   /// How long the device takes to read one batch of epochs from flash.
   public var batchInterval: Duration
+  /// The first download fails with a transfer error after this percent of its records.
+  public var transferErrorAt: Int?
+  /// Whether the device refuses every configuration from the start.
+  public var refusesConfiguration: Bool
 
   public init(
     serialNumber: String = "TAS1A14758923", batteryLevel: Double = 0.9, clockTime: Double = 1_437_451_200,
     logHours: Double = 24, activity: ActivityPattern = .day, seed: UInt64 = 1, rawRate: Int = 30,
-    batchInterval: Duration = .milliseconds(10)
+    batchInterval: Duration = .milliseconds(10), transferErrorAt: Int? = nil, refusesConfiguration: Bool = false
   ) {
+    self.transferErrorAt = transferErrorAt.map { min(max($0, 0), 100) }
+    self.refusesConfiguration = refusesConfiguration
     self.serialNumber = serialNumber
     self.batteryLevel = min(max(batteryLevel, 0), 1)
     self.clockTime = clockTime

@@ -193,7 +193,8 @@ struct ActiGraphLinkSDKTests {
     await rig.wait { $0.contains { ActiGraphRig.matches($0, #"{"raw": {"stream": false}}"#) } }
     var samples: [AGAcceleration] = []
     for message in (await rig.current()) {
-      guard case .raw(let device, _, let acceleration) = message.value else { continue }
+      guard case .raw(let device, _, let acceleration, _, let rate) = message.value else { continue }
+      #expect(rate == 50)
       #expect(device == Self.serial)
       let json = try #require(ActiGraphRig.parsed(message.json)?["raw"] as? NSDictionary)
       #expect(json["timestamp"] is String)

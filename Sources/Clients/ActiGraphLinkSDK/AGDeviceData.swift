@@ -67,8 +67,10 @@ public enum AGDeviceData: Hashable, Sendable {
   case deviceDisconnected(String)
   /// `{"raw": {"stream": Bool}}`: a raw configuration was accepted.
   case rawConfigured(stream: Bool)
-  /// `{"raw": {"device", "timestamp", "acceleration"}}`: a batch of raw samples.
-  case raw(device: String, timestamp: Int64, acceleration: [AGAcceleration])
+  /// `{"raw": {"device", "timestamp", "acceleration"}}`: a batch of raw
+  /// samples; beside the JSON, the first sample's device time to the
+  /// millisecond (Unix seconds) and the sample rate (Hz).
+  case raw(device: String, timestamp: Int64, acceleration: [AGAcceleration], time: Double, rate: Int)
   /// `{"epochDownload": {"state", "progress"}}`.
   case epochDownload(state: AGDownloadState, progress: Int)
   /// `{"epoch": {"startdatetime", "stopdatetime", "epochData"}}`.
@@ -86,7 +88,7 @@ public enum AGDeviceData: Hashable, Sendable {
     case .deviceConnected(let serial): ["deviceConnected": serial]
     case .deviceDisconnected(let serial): ["deviceDisconnected": serial]
     case .rawConfigured(let stream): ["raw": ["stream": stream]]
-    case .raw(let device, let timestamp, let acceleration):
+    case .raw(let device, let timestamp, let acceleration, _, _):
       [
         "raw": [
           "device": device, "timestamp": String(timestamp),

@@ -52,6 +52,12 @@ public actor AGDeviceSDK {
     (messages, output) = AsyncStream<AGMessage>.makeStream()
   }
 
+  /// Ends `messages` (after what was delivered so far); the SDK is done.
+  public func finish() {
+    enumeration?.cancel()
+    output.finish()
+  }
+
   private func emit(_ value: AGDeviceData) { output.yield(AGMessage(value)) }
   private func fail(_ code: AGErrorCode, _ extra: String = "") { emit(.error(AGError(code, extra: extra))) }
 
@@ -81,6 +87,12 @@ public actor AGDeviceSDK {
       self.endEnumeration(generation)
     }
   }
+
+  /// Whether a scan is under way.
+  public var isEnumerating: Bool { enumeration != nil }
+
+  /// The serial numbers every scan so far found, in the order first found.
+  public var foundDevices: [String] { foundOrder }
 
   /// Stops a scan: `{"devices"}` with what was found so far.
   public func cancelEnumeration() {
@@ -163,6 +175,8 @@ public actor AGDeviceSDK {
       return
     }
     await connection.disconnect()
+    // What the device sent before the disconnect is still delivered.
+    await reader?.value
     linkEnded(connection)
   }
 
@@ -173,7 +187,6 @@ public actor AGDeviceSDK {
     connectedSerial = nil
     download = nil
     pending = []
-    reader?.cancel()
     reader = nil
     emit(.deviceDisconnected(serial))
   }
@@ -319,7 +332,8 @@ public actor AGDeviceSDK {
         func g(_ at: Int) -> Double { Double(Int16(bitPattern: AGWire.uint16(payload, at))) / AGWire.rawCountsPerG }
         return AGAcceleration(x: g(o), y: g(o + 2), z: g(o + 4))
       }
-      emit(.raw(device: serial, timestamp: timestamp, acceleration: samples))
+      let time = Double(timestamp) + Double(AGWire.uint16(payload, 4)) / 1000
+      emit(.raw(device: serial, timestamp: timestamp, acceleration: samples, time: time, rate: Int(payload[6])))
     default:
       break
     }
