@@ -9,7 +9,8 @@ public struct ActivityPattern: Hashable, Sendable {
   public var segments: [(activity: Activity, minutes: Int)]
 
   public static func == (lhs: ActivityPattern, rhs: ActivityPattern) -> Bool {
-    lhs.segments.map(\.activity) == rhs.segments.map(\.activity) && lhs.segments.map(\.minutes) == rhs.segments.map(\.minutes)
+    lhs.segments.map(\.activity) == rhs.segments.map(\.activity)
+      && lhs.segments.map(\.minutes) == rhs.segments.map(\.minutes)
   }
 
   public func hash(into hasher: inout Hasher) {

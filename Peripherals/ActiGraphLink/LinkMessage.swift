@@ -94,7 +94,8 @@ public struct LinkMessageAssembler: Sendable {
       let length = Int(buffer[1]) | Int(buffer[2]) << 8
       guard buffer.count >= LinkMessage.headerLength + length else { break }
       messages.append(
-        LinkMessage(rawKind: buffer[0], payload: Array(buffer[LinkMessage.headerLength..<LinkMessage.headerLength + length])))
+        LinkMessage(
+          rawKind: buffer[0], payload: Array(buffer[LinkMessage.headerLength..<LinkMessage.headerLength + length])))
       buffer.removeFirst(LinkMessage.headerLength + length)
     }
     return messages

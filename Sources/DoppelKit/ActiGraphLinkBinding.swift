@@ -13,7 +13,8 @@ import Signals
 public struct ActiGraphLinkBinding: DeviceBinding {
   public static let description = DeviceDescription(
     model: "actigraph-link",
-    summary: "ActiGraph Link (GT9X) activity monitor: 60 s epochs (counts, steps, heart rate, wear), raw acceleration 30–100 Hz",
+    summary:
+      "ActiGraph Link (GT9X) activity monitor: 60 s epochs (counts, steps, heart rate, wear), raw acceleration 30–100 Hz",
     settings: [
       SettingSpec("battery", .number(0...1), default: .number(0.9), help: "battery level, 0…1"),
       SettingSpec(
@@ -22,13 +23,16 @@ public struct ActiGraphLinkBinding: DeviceBinding {
       SettingSpec("log-hours", .number(0...720), default: .number(24), help: "hours of epochs logged before the clock"),
       SettingSpec(
         "activity", .text, default: .text("day"),
-        help: "what the wearer does from midnight, cycled: 'day' or e.g. 'sleep 7h, walking 30m, running 20m, not-worn 1h'"),
-      SettingSpec("raw-rate", .integer(30...100), default: .integer(30), help: "raw acceleration rate, Hz (steps of 10)"),
+        help:
+          "what the wearer does from midnight, cycled: 'day' or e.g. 'sleep 7h, walking 30m, running 20m, not-worn 1h'"),
+      SettingSpec(
+        "raw-rate", .integer(30...100), default: .integer(30), help: "raw acceleration rate, Hz (steps of 10)"),
       SettingSpec(
         "transfer-error-at", .integer(0...100),
         help: "the first epoch download fails with a transfer error after this percent of its records"),
       SettingSpec("refuse-configuration", .flag, default: .flag(false), help: "the device refuses every configuration"),
-      SettingSpec("batch-interval", .duration, default: .duration(.milliseconds(10)), help: "device time per batch of epochs"),
+      SettingSpec(
+        "batch-interval", .duration, default: .duration(.milliseconds(10)), help: "device time per batch of epochs"),
     ],
     streams: [
       StreamSpec("acc.x", unit: "g", help: "raw acceleration along x"),

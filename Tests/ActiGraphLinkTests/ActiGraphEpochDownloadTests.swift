@@ -75,6 +75,24 @@ struct ActiGraphEpochDownloadTests {
     }
   }
 
+  /// Throughput of a day's download on the loopback (wall time; virtual
+  /// time between batches is skipped), beside the batch layout's ideal.
+  @Test func loopbackThroughput() async throws {
+    let wall = ContinuousClock.now
+    let (_, _, messages) = try await download(mtu: 247)
+    let elapsed = ContinuousClock.now - wall
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    guard case .epochs(_, _, let records) = messages.last?.value else {
+      Issue.record("no epochs")
+      return
+    }
+    #expect(records.count == 1440)
+    print(
+      String(
+        format: "actigraph-link loopback: %d epoch records in %.2f s wall = %.0f records/s (MTU 247, 27 records/batch)",
+        records.count, seconds, Double(records.count) / seconds))
+  }
+
   @Test func theDocumentedTwoMinuteExample() async throws {
     let rig = try ActiGraphRig()
     let model = ActiGraphLink(configuration: .init(clockTime: 1_437_451_200, logHours: 24))
@@ -82,13 +100,18 @@ struct ActiGraphEpochDownloadTests {
     let start = await rig.current().count
     await rig.sdk.configureDevice(
       #"{"epoch": {"startDateTime": "07-21-2015 03:05:00", "stopDateTime": "07-21-2015 03:06:00"}}"#)
-    let messages = await rig.wait { $0.dropFirst(start).contains { if case .epochs = $0.value { true } else { false } } }
+    let messages = await rig.wait {
+      $0.dropFirst(start).contains { if case .epochs = $0.value { true } else { false } }
+    }
     guard case .epochs(_, _, let records) = messages.last?.value else {
       Issue.record("no epochs")
       return
     }
     #expect(records.map(\.timestamp) == [1_437_447_900, 1_437_447_960])
-    #expect(messages.dropFirst(start).first.map { ActiGraphRig.matches($0, #"{"epochDownload": {"state": "started", "progress": 0}}"#) } == true)
+    #expect(
+      messages.dropFirst(start).first.map {
+        ActiGraphRig.matches($0, #"{"epochDownload": {"state": "started", "progress": 0}}"#)
+      } == true)
   }
 
   @Test func aTransferErrorAt55PercentIsCode6() async throws {
@@ -96,7 +119,8 @@ struct ActiGraphEpochDownloadTests {
     let error = try #require(messages.last)
     #expect(ActiGraphRig.errorCode(error) == 6)
     #expect(
-      ActiGraphRig.matches(error, #"{"error": {"code": 6, "description": "Wireless Tranfer Error", "extra": "at 55%"}}"#),
+      ActiGraphRig.matches(
+        error, #"{"error": {"code": 6, "description": "Wireless Tranfer Error", "extra": "at 55%"}}"#),
       "\(error.json)")
     #expect(!messages.contains { if case .epochs = $0.value { true } else { false } })
     #expect(await model.epochRecordsSent == 1440 * 55 / 100)
@@ -106,11 +130,14 @@ struct ActiGraphEpochDownloadTests {
     let rig = try ActiGraphRig(mtu: 23)
     let model = ActiGraphLink(configuration: .init(logHours: 24))
     try await rig.connect(model, mtu: 23)
-    await rig.sdk.configureDevice(Self.request.replacingOccurrences(of: "07-20-2015 04:00:00", with: "07-20-2015 00:00:00"))
+    await rig.sdk.configureDevice(
+      Self.request.replacingOccurrences(of: "07-20-2015 04:00:00", with: "07-20-2015 00:00:00"))
     await rig.clock.advance(by: .seconds(1))
     #expect(await model.isDownloading)
     await rig.sdk.configureDevice(#"{"raw": {"stream": true}}"#)
-    let messages = await rig.wait(upTo: .seconds(600)) { $0.contains { if case .epochs = $0.value { true } else { false } } }
+    let messages = await rig.wait(upTo: .seconds(600)) {
+      $0.contains { if case .epochs = $0.value { true } else { false } }
+    }
     #expect(messages.contains { ActiGraphRig.errorCode($0) == 11 })
     #expect(await model.answers.contains(.busy))
     #expect(await !model.isStreamingRaw)

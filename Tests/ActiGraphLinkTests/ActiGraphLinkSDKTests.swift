@@ -17,8 +17,9 @@ struct ActiGraphLinkSDKTests {
     await rig.sdk.enumerateDevices(duration: 2)
     let messages = await rig.wait { $0.contains { if case .devices = $0.value { true } else { false } } }
     let found = messages.filter { if case .deviceFound = $0.value { true } else { false } }
-    #expect(Set(found.map(\.json).compactMap { ActiGraphRig.parsed($0)?["device"] as? String })
-      == ["TAS1A14758923", "TAS1D03845638"])
+    #expect(
+      Set(found.map(\.json).compactMap { ActiGraphRig.parsed($0)?["device"] as? String })
+        == ["TAS1A14758923", "TAS1D03845638"])
     let list = try #require(messages.last)
     #expect(
       ActiGraphRig.matches(list, #"{"devices": ["TAS1A14758923", "TAS1D03845638"]}"#)
@@ -50,7 +51,8 @@ struct ActiGraphLinkSDKTests {
     #expect((await rig.current()).contains { ActiGraphRig.matches($0, #"{"deviceConnected": "TAS1A14758923"}"#) })
     #expect(await rig.sdk.getConnectedDevice() == Self.serial)
     await rig.sdk.disconnectFromDevice()
-    #expect((await rig.current()).last.map { ActiGraphRig.matches($0, #"{"deviceDisconnected": "TAS1A14758923"}"#) } == true)
+    #expect(
+      (await rig.current()).last.map { ActiGraphRig.matches($0, #"{"deviceDisconnected": "TAS1A14758923"}"#) } == true)
     #expect(await rig.sdk.getConnectedDevice() == nil)
   }
 
@@ -99,8 +101,10 @@ struct ActiGraphLinkSDKTests {
     #expect(
       ActiGraphRig.matches(
         error, #"{"error": {"code": 3, "description": "Unrecognized Configuration", "extra": "mageenetometer, inu"}}"#
-      ) || ActiGraphRig.matches(
-        error, #"{"error": {"code": 3, "description": "Unrecognized Configuration", "extra": "inu, mageenetometer"}}"#))
+      )
+        || ActiGraphRig.matches(
+          error, #"{"error": {"code": 3, "description": "Unrecognized Configuration", "extra": "inu, mageenetometer"}}"#
+        ))
     await rig.sdk.configureDevice("not json")
     #expect((await rig.current()).last.flatMap(ActiGraphRig.errorCode) == 3)
     #expect(await model.answers.isEmpty)
@@ -122,13 +126,16 @@ struct ActiGraphLinkSDKTests {
     let rig = try ActiGraphRig()
     let model = ActiGraphLink()
     try await rig.connect(model)
-    await rig.sdk.configureDevice(#"{"epoch": {"startDateTime": "2015-07-21 04:05", "stopDateTime": "07-21-2015 04:06:00"}}"#)
+    await rig.sdk.configureDevice(
+      #"{"epoch": {"startDateTime": "2015-07-21 04:05", "stopDateTime": "07-21-2015 04:06:00"}}"#)
     let error = try #require((await rig.current()).last)
     #expect(ActiGraphRig.errorCode(error) == 8)
-    #expect((ActiGraphRig.parsed(error.json)?["error"] as? NSDictionary)?["description"] as? String == "Date Format Error")
+    #expect(
+      (ActiGraphRig.parsed(error.json)?["error"] as? NSDictionary)?["description"] as? String == "Date Format Error")
     // A start after the stop: the device refuses it, also code 8.
     let start = await rig.current().count
-    await rig.sdk.configureDevice(#"{"epoch": {"startDateTime": "07-21-2015 04:05:00", "stopDateTime": "07-20-2015 04:06:00"}}"#)
+    await rig.sdk.configureDevice(
+      #"{"epoch": {"startDateTime": "07-21-2015 04:05:00", "stopDateTime": "07-20-2015 04:06:00"}}"#)
     let refused = await rig.wait { $0.count > start }
     #expect(refused.dropFirst(start).first.flatMap(ActiGraphRig.errorCode) == 8)
   }
@@ -137,7 +144,8 @@ struct ActiGraphLinkSDKTests {
     let rig = try ActiGraphRig()
     try await rig.connect(ActiGraphLink())
     let start = await rig.current().count
-    await rig.sdk.configureDevice(#"{"epoch": {"startDateTime": "01-01-2001 00:00:00", "stopDateTime": "01-01-2001 01:00:00"}}"#)
+    await rig.sdk.configureDevice(
+      #"{"epoch": {"startDateTime": "01-01-2001 00:00:00", "stopDateTime": "01-01-2001 01:00:00"}}"#)
     let messages = await rig.wait { $0.count > start }
     #expect(messages.dropFirst(start).first.flatMap(ActiGraphRig.errorCode) == 7)
   }

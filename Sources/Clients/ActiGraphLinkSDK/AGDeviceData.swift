@@ -118,7 +118,10 @@ public enum AGDeviceData: Hashable, Sendable {
         ] as [String: Any]
       ]
     case .error(let error):
-      ["error": ["code": error.code.rawValue, "description": error.code.description, "extra": error.extra] as [String: Any]]
+      [
+        "error": ["code": error.code.rawValue, "description": error.code.description, "extra": error.extra]
+          as [String: Any]
+      ]
     }
   }
 }
