@@ -63,7 +63,8 @@ extension LabTests {
 
         // An hour of epochs, then a day (throughput).
         for (hours, from, to) in [
-          (1, "07-21-2015 10:00:00", "07-21-2015 10:59:00"), (24, "07-20-2015 12:00:00", "07-21-2015 11:59:00"),
+          // The clock is 07-21-2015 04:00:00 UTC: the log runs from 07-20 04:00 to 07-21 03:59.
+          (1, "07-21-2015 02:00:00", "07-21-2015 02:59:00"), (24, "07-20-2015 04:00:00", "07-21-2015 03:59:00"),
         ] {
           let before = log.messages.count
           let started = ContinuousClock.now
