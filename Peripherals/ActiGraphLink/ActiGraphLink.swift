@@ -344,16 +344,38 @@ public actor ActiGraphLink: PeripheralModel {
     negotiatedChunk = max(20, mtu - 3)
   }
 
+  /// Sends a message in chunks of the smallest subscriber's ATT_MTU − 3.
+  /// A central that is connected but whose subscription the host has not
+  /// reported yet (BlueZ tells the application a moment after the CCCD
+  /// write) is waited for, up to a second; a chunk refused as too long is
+  /// sent again in 20-byte chunks.
   private func send(_ message: LinkMessage) async {
     guard let host else { return }
+    var subscribers = await host.subscribers(of: Self.response)
+    var waited = 0
+    while subscribers.isEmpty, !connected.isEmpty, waited < 50 {
+      do { try await host.clock.sleep(for: .milliseconds(20)) } catch { return }
+      waited += 1
+      subscribers = await host.subscribers(of: Self.response)
+    }
     var size = Int.max
-    for central in await host.subscribers(of: Self.response) {
+    for central in subscribers {
       if let mtu = await host.mtu(for: central) { size = min(size, mtu - 3) }
     }
     guard size != Int.max else { return }
     negotiatedChunk = size
-    for chunk in message.chunks(of: size) {
-      do { try await host.notify(chunk, characteristic: Self.response) } catch { return }
+    let bytes = message.bytes
+    var offset = 0
+    while offset < bytes.count {
+      let chunk = Array(bytes[offset..<min(offset + size, bytes.count)])
+      do {
+        try await host.notify(chunk, characteristic: Self.response)
+        offset += chunk.count
+      } catch where error.code == .valueTooLong && size > 20 {
+        size = 20
+      } catch {
+        return
+      }
     }
   }
 

@@ -34,6 +34,15 @@ public actor AGDeviceSDK {
     case imu
     case epoch(start: String, stop: String)
     case status
+
+    var command: AGWire.Kind {
+      switch self {
+      case .raw: .setRawStream
+      case .imu: .setIMU
+      case .epoch: .downloadEpochs
+      case .status: .getStatus
+      }
+    }
   }
 
   private struct Download {
@@ -265,8 +274,9 @@ public actor AGDeviceSDK {
     guard let serial = connectedSerial else { return }
     switch kind {
     case .acknowledge where payload.count >= 2:
-      guard !pending.isEmpty else { return }
-      let request = pending.removeFirst()
+      // The oldest request of the acknowledged command's type (a lost answer cannot shift the rest).
+      guard let index = pending.firstIndex(where: { $0.command.rawValue == payload[0] }) else { return }
+      let request = pending.remove(at: index)
       let result = AGWire.Result(rawValue: payload[1]) ?? .invalidConfiguration
       switch (result, request) {
       case (.ok, .raw(let stream)): emit(.rawConfigured(stream: stream))
