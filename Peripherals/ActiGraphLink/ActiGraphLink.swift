@@ -371,7 +371,7 @@ public actor ActiGraphLink: PeripheralModel {
       do {
         try await host.notify(chunk, characteristic: Self.response)
         offset += chunk.count
-      } catch where error.code == .valueTooLong && size > 20 {
+      } catch  where error.code == .valueTooLong && size > 20 {
         size = 20
       } catch {
         return
