@@ -34,6 +34,8 @@ let package = Package(
     .target(name: "Signals"),
     .target(name: "BlendMicro", dependencies: ["GATT", "Signals"], path: "Peripherals/BlendMicro", exclude: ["README.md"]),
     .target(name: "E4", dependencies: ["GATT", "Signals"], path: "Peripherals/E4", exclude: ["README.md"]),
+    .target(
+      name: "ActiGraphLink", dependencies: ["GATT", "Signals"], path: "Peripherals/ActiGraphLink", exclude: ["README.md"]),
     // Scenario files: format, validation, signal sources, timeline, faults, expectations, runner.
     .target(
       name: "Scenario",
@@ -43,6 +45,8 @@ let package = Package(
     .target(name: "BlendMicroClient", dependencies: ["GATT"], path: "Sources/Clients/BlendMicroClient"),
     // The Empatica E4 link SDK's shape: authentication, discovery, a manager per wristband.
     .target(name: "E4Link", dependencies: ["GATT"], path: "Sources/Clients/E4Link"),
+    // The ActiGraph Link iOS SDK's shape: JSON requests and responses, error codes 0–11.
+    .target(name: "ActiGraphLinkSDK", dependencies: ["GATT"], path: "Sources/Clients/ActiGraphLinkSDK"),
     // The Kardia app's analysis server and its relay client (WebSocket, JSON), on SwiftNIO.
     .target(
       name: "KardiaRelay",
@@ -61,6 +65,7 @@ let package = Package(
       name: "DoppelKit",
       dependencies: [
         "BlueZ", "DBus", "GATT", "Signals", "Scenario", "BlendMicro", "BlendMicroClient", "E4", "E4Link", "KardiaRelay",
+        "ActiGraphLink", "ActiGraphLinkSDK",
       ]
     ),
     .executableTarget(
@@ -74,6 +79,7 @@ let package = Package(
         "BlendMicro",
         "BlendMicroClient",
         "E4",
+        "ActiGraphLink",
         "Signals",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
@@ -101,12 +107,15 @@ let package = Package(
         "KardiaRelay", "BlendMicroClient", "Signals",
         .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
       ]),
+    .testTarget(name: "ActiGraphLinkTests", dependencies: ["ActiGraphLink", "ActiGraphLinkSDK", "GATT", "Signals"]),
     .testTarget(name: "E4Tests", dependencies: ["E4", "E4Link", "GATT", "Signals"]),
     .testTarget(name: "DoppelKitTests", dependencies: ["DoppelKit", "Scenario", "GATT", "Signals", "BlendMicro"]),
     .testTarget(name: "DoppelCLITests", dependencies: ["doppel"]),
     // End-to-end tests over real BlueZ; ci/test runs them inside the virtual lab.
     .testTarget(
-      name: "LabTests", dependencies: ["BlueZ", "DBus", "GATT", "BlendMicro", "BlendMicroClient", "E4", "E4Link", "Signals"]),
+      name: "LabTests", dependencies: ["BlueZ", "DBus", "GATT", "BlendMicro", "BlendMicroClient", "E4", "E4Link", "Signals",
+        "ActiGraphLink", "ActiGraphLinkSDK",
+      ]),
   ],
   swiftLanguageModes: [.v6]
 )

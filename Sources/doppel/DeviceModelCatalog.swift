@@ -1,4 +1,5 @@
 import ArgumentParser
+import ActiGraphLink
 import BlendMicro
 import E4
 import GATT
@@ -32,6 +33,14 @@ enum DeviceModelCatalog {
           bvp: SyntheticPPG(heartRate: options.heartRate, seed: options.seed),
           eda: SyntheticEDA(spontaneousRate: 2, seed: options.seed),
           temperature: TemperatureDrift(seed: options.seed))
+      }),
+    Entry(
+      name: "actigraph-link",
+      summary: "ActiGraph Link (GT9X) activity monitor: 24 h of 60 s epochs to download, raw acceleration 30 Hz",
+      make: { options in
+        ActiGraphLink(
+          configuration: ActiGraphLinkConfiguration(
+            serialNumber: options.name ?? "TAS1A14758923", seed: options.seed))
       }),
   ]
 

@@ -1,0 +1,56 @@
+import GATT
+
+/// The emulation profile as the SDK speaks it (Peripherals/ActiGraphLink/README.md):
+/// UUIDs, message types, framing.
+enum AGWire {
+  static let service = BluetoothUUID(high: 0x5A6C_0001_7E3A_4B8D, low: 0x9F21_AC7A_61A4_E000)
+  static let command = CharacteristicAddress(
+    service: service, characteristic: BluetoothUUID(high: 0x5A6C_0002_7E3A_4B8D, low: 0x9F21_AC7A_61A4_E000))
+  static let response = CharacteristicAddress(
+    service: service, characteristic: BluetoothUUID(high: 0x5A6C_0003_7E3A_4B8D, low: 0x9F21_AC7A_61A4_E000))
+
+  enum Kind: UInt8 {
+    case getStatus = 0x01, setRawStream = 0x02, setIMU = 0x03, downloadEpochs = 0x04
+    case acknowledge = 0x80, status = 0x81, downloadHeader = 0x84, epochBatch = 0x85, downloadEnd = 0x86
+    case rawBatch = 0x90
+  }
+
+  enum Result: UInt8 {
+    case ok = 0, busy, invalidConfiguration, dateError, noData, transferError
+  }
+
+  static let rawCountsPerG = 256.0
+  static let epochRecordLength = 9
+
+  /// A message as bytes: type, u16 LE length, payload.
+  static func frame(_ kind: Kind, _ payload: [UInt8] = []) -> [UInt8] {
+    [kind.rawValue, UInt8(payload.count & 0xFF), UInt8(payload.count >> 8)] + payload
+  }
+
+  static func uint16(_ bytes: [UInt8], _ offset: Int) -> UInt16 {
+    UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
+  }
+
+  static func uint32(_ bytes: [UInt8], _ offset: Int) -> UInt32 {
+    (0..<4).reduce(UInt32(0)) { $0 | UInt32(bytes[offset + $1]) << UInt32(8 * $1) }
+  }
+
+  static func le(_ value: UInt32) -> [UInt8] { (0..<4).map { UInt8((value >> UInt32(8 * $0)) & 0xFF) } }
+}
+
+/// Joins notification chunks into (type, payload) messages.
+struct AGAssembler {
+  private var buffer: [UInt8] = []
+
+  mutating func add(_ chunk: [UInt8]) -> [(kind: UInt8, payload: [UInt8])] {
+    buffer += chunk
+    var messages: [(kind: UInt8, payload: [UInt8])] = []
+    while buffer.count >= 3 {
+      let length = Int(buffer[1]) | Int(buffer[2]) << 8
+      guard buffer.count >= 3 + length else { break }
+      messages.append((buffer[0], Array(buffer[3..<3 + length])))
+      buffer.removeFirst(3 + length)
+    }
+    return messages
+  }
+}
