@@ -34,6 +34,11 @@ let package = Package(
     .target(name: "Signals"),
     .target(name: "BlendMicro", dependencies: ["GATT", "Signals"], path: "Peripherals/BlendMicro", exclude: ["README.md"]),
     .target(name: "E4", dependencies: ["GATT", "Signals"], path: "Peripherals/E4", exclude: ["README.md"]),
+    // MethodSCRIPT package encoding (PalmSens EmStat Pico): shared by the device model and its client.
+    .target(name: "MethodScriptFormat"),
+    .target(
+      name: "EmStatPico", dependencies: ["GATT", "Signals", "MethodScriptFormat"], path: "Peripherals/EmStatPico",
+      exclude: ["README.md"]),
     // Scenario files: format, validation, signal sources, timeline, faults, expectations, runner.
     .target(
       name: "Scenario",
@@ -43,6 +48,9 @@ let package = Package(
     .target(name: "BlendMicroClient", dependencies: ["GATT"], path: "Sources/Clients/BlendMicroClient"),
     // The Empatica E4 link SDK's shape: authentication, discovery, a manager per wristband.
     .target(name: "E4Link", dependencies: ["GATT"], path: "Sources/Clients/E4Link"),
+    // PalmSens' BLEConnection shape: VSP lines, MethodSCRIPT upload, package parsing.
+    .target(
+      name: "EmStatPicoClient", dependencies: ["GATT", "MethodScriptFormat"], path: "Sources/Clients/EmStatPicoClient"),
     // The Kardia app's analysis server and its relay client (WebSocket, JSON), on SwiftNIO.
     .target(
       name: "KardiaRelay",
@@ -61,6 +69,7 @@ let package = Package(
       name: "DoppelKit",
       dependencies: [
         "BlueZ", "DBus", "GATT", "Signals", "Scenario", "BlendMicro", "BlendMicroClient", "E4", "E4Link", "KardiaRelay",
+        "EmStatPico", "EmStatPicoClient", "MethodScriptFormat",
       ]
     ),
     .executableTarget(
@@ -74,6 +83,7 @@ let package = Package(
         "BlendMicro",
         "BlendMicroClient",
         "E4",
+        "EmStatPico",
         "Signals",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
@@ -102,6 +112,8 @@ let package = Package(
         .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
       ]),
     .testTarget(name: "E4Tests", dependencies: ["E4", "E4Link", "GATT", "Signals"]),
+    .testTarget(
+      name: "EmStatPicoTests", dependencies: ["EmStatPico", "EmStatPicoClient", "MethodScriptFormat", "GATT", "Signals"]),
     .testTarget(name: "DoppelKitTests", dependencies: ["DoppelKit", "Scenario", "GATT", "Signals", "BlendMicro"]),
     .testTarget(name: "DoppelCLITests", dependencies: ["doppel"]),
     // End-to-end tests over real BlueZ; ci/test runs them inside the virtual lab.

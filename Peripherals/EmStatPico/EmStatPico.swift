@@ -142,6 +142,20 @@ public actor EmStatPico: PeripheralModel {
     }
   }
 
+  /// When the last central leaves, the module's buffers are flushed and a
+  /// running script is stopped without output (Doppel's choice: what the real
+  /// bridge does is not public; a script left running would make the Pico
+  /// ignore the next host's script until it ends).
+  public func centralDisconnected(_ central: CentralID, reason: DisconnectReason) async {
+    guard let host, await host.connectedCentrals.isEmpty else { return }
+    runner?.cancel()
+    runner = nil
+    abortSignal = AbortSignal()
+    mode = .idle
+    received = []
+    outgoing = []
+  }
+
   public func subscriptionChanged(characteristic: CharacteristicAddress, central: CentralID, subscribed: Bool) async {
     if characteristic == Self.txFIFO, subscribed { startSending() }
   }
@@ -304,7 +318,7 @@ public actor EmStatPico: PeripheralModel {
       runner = Task {
         var interpreter = MethodScriptInterpreter(
           cell: cell, potentiostat: potentiostat, background: background, abort: abort,
-          output: { [weak self] line in await self?.emit(line) })
+          output: { [weak self] line in await self?.emit(line, from: abort) })
         await interpreter.run(script, clock: host.clock)
         self.scriptEnded(abort)
       }
@@ -319,6 +333,12 @@ public actor EmStatPico: PeripheralModel {
   }
 
   // MARK: Output
+
+  /// A line of a script's output, dropped once that script has been stopped.
+  private func emit(_ line: String, from script: AbortSignal) {
+    guard script === abortSignal, isRunningScript else { return }
+    emit(line)
+  }
 
   /// Queues a line of the Pico's output for the TX FIFO.
   private func emit(_ line: String) {

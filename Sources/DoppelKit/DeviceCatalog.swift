@@ -6,6 +6,7 @@ public enum DeviceCatalog {
   public static let bindings: [any DeviceBinding.Type] = [
     BlendMicroBinding.self,
     E4Binding.self,
+    EmStatPicoBinding.self,
   ]
 
   public static var descriptions: [DeviceDescription] { bindings.map { $0.description } }

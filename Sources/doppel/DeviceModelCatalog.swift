@@ -1,6 +1,7 @@
 import ArgumentParser
 import BlendMicro
 import E4
+import EmStatPico
 import GATT
 import Signals
 
@@ -32,6 +33,13 @@ enum DeviceModelCatalog {
           bvp: SyntheticPPG(heartRate: options.heartRate, seed: options.seed),
           eda: SyntheticEDA(spontaneousRate: 2, seed: options.seed),
           temperature: TemperatureDrift(seed: options.seed))
+      }),
+    Entry(
+      name: "emstat-pico",
+      summary:
+        "PalmSens EmStat Pico potentiostat behind a Laird VSP service: MethodSCRIPT in, packages out (10 kΩ dummy cell)",
+      make: { options in
+        EmStatPico(configuration: EmStatPicoConfiguration(name: options.name ?? "EmStat Pico", seed: options.seed))
       }),
   ]
 

@@ -137,7 +137,11 @@ public actor EmStatPicoClient {
       let cts = try await connection.notifications(of: Self.modemOut)
       flowReader?.cancel()
       flowReader = Task { [weak self] in
-        for try? await value in cts { await self?.setClearToSend(value.first.map { $0 & 1 != 0 } ?? true) }
+        do {
+          for try await value in cts { await self?.setClearToSend(value.first.map { $0 & 1 != 0 } ?? true) }
+        } catch {
+          // The TX FIFO's reader reports the link's end.
+        }
       }
       try await connection.write([0x01], to: Self.modemIn, type: .withResponse)
       let value = try await connection.read(Self.modemOut)
@@ -255,13 +259,13 @@ public actor EmStatPicoClient {
           case .error(let code, let detail):
             throw EmStatPicoClientError(.device(code: code, detail: detail), "the device answered '\(line)'")
           case .end:
-            await self.finishRequest()
+            self.finishRequest()
             continuation.finish()
             return
           }
         }
       } catch {
-        await self.finishRequest()
+        self.finishRequest()
         continuation.finish(throwing: error)
       }
     }
