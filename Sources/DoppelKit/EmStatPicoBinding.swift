@@ -184,7 +184,9 @@ public struct EmStatPicoBinding: DeviceBinding {
           await client.disconnect()
           return
         }
-        if case .disconnected = await client.state {
+        if let gatt = error as? GATTError, case .disconnected = gatt.code {
+          await observer.event("disconnected", device: id, detail: "\(error)")
+        } else if case .disconnected = await client.state {
           await observer.event("disconnected", device: id, detail: "\(error)")
         } else {
           await observer.error("\(error)", device: id)

@@ -88,7 +88,7 @@ struct EmStatPicoLoopbackTests {
     let model = Self.quiet(.resistor(2_000))
     let client = try await rig.connect(model)
     let start = rig.clock.now
-    let (events, error) = try await rig.run(Self.ca, on: client, step: .milliseconds(50))
+    let (events, error) = try await rig.run(Self.ca, on: client, device: model, step: .milliseconds(50))
     #expect(error == nil)
     let packages = EmStatPicoRig.packages(events)
     #expect(packages.count == 1_000)
@@ -136,7 +136,7 @@ struct EmStatPicoLoopbackTests {
     let model = Self.quiet()
     let client = try await rig.connect(model)
     let (events, error) = try await rig.run(
-      Self.ca, on: client,
+      Self.ca, on: client, device: model,
       during: { elapsed in
         if elapsed == .seconds(1) { try? await client.abort() }
       })
@@ -174,7 +174,7 @@ struct EmStatPicoLoopbackTests {
     let model = Self.quiet()
     let client = try await rig.connect(model)
     let (events, error) = try await rig.run(
-      Self.ca, on: client,
+      Self.ca, on: client, device: model,
       during: { elapsed in
         if elapsed == .seconds(2) { await model.disconnectCentrals() }
       })

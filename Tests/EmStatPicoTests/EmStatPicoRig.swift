@@ -20,9 +20,10 @@ struct EmStatPicoRig {
   }
 
   /// Runs `script` and returns its events, advancing virtual time in steps
-  /// of `step` until the stream ends (or `limit` of virtual time has passed).
+  /// of `step` until the stream ends (or `limit` of virtual time has passed);
+  /// with `device`, from when its script is running.
   func run(
-    _ script: String, on client: EmStatPicoClient, step: Duration = .milliseconds(100),
+    _ script: String, on client: EmStatPicoClient, device: EmStatPico? = nil, step: Duration = .milliseconds(100),
     limit: Duration = .seconds(120), during: (@Sendable (Duration) async -> Void)? = nil
   ) async throws -> (events: [MeasurementEvent], error: (any Error)?) {
     let stream = try await client.sendMethodScript(script)
@@ -35,6 +36,14 @@ struct EmStatPicoRig {
         return (events, nil as (any Error)?)
       } catch {
         return (events, error)
+      }
+    }
+    if let device {
+      // Time moves only once the script waits for its first point (a loaded
+      // machine may start it late), so `during` sees the device's own time.
+      for _ in 0..<5_000 {
+        if await device.isRunningScript, clock.sleeperCount > 0 { break }
+        try await Task.sleep(for: .milliseconds(1))
       }
     }
     var elapsed = Duration.zero
