@@ -118,7 +118,11 @@ let package = Package(
     .testTarget(name: "DoppelCLITests", dependencies: ["doppel"]),
     // End-to-end tests over real BlueZ; ci/test runs them inside the virtual lab.
     .testTarget(
-      name: "LabTests", dependencies: ["BlueZ", "DBus", "GATT", "BlendMicro", "BlendMicroClient", "E4", "E4Link", "Signals"]),
+      name: "LabTests",
+      dependencies: [
+        "BlueZ", "DBus", "GATT", "BlendMicro", "BlendMicroClient", "E4", "E4Link", "Signals", "EmStatPico",
+        "EmStatPicoClient", "MethodScriptFormat",
+      ]),
   ],
   swiftLanguageModes: [.v6]
 )
