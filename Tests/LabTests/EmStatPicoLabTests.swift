@@ -74,7 +74,7 @@ extension LabTests {
       let model = EmStatPico(
         configuration: EmStatPicoConfiguration(name: "EmStat Pico", currentNoise: 0, impedanceNoise: 0))
       try await LabSession.run { lab in
-        _ = try await lab.host(model, on: 0, name: "EmStat Pico")
+        _ = try await lab.host(model, on: 0, name: "emstatpico")
         let client = EmStatPicoClient(link: try await lab.central(on: 1))
         try await client.connect(namePrefix: "EmStat Pico", timeout: .seconds(60))
         #expect(try await client.sendCommandVersion(timeout: .seconds(10)) == "espico1304#Oct 22 2021 14:38:26 R")
