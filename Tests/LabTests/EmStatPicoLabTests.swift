@@ -109,6 +109,57 @@ extension LabTests {
       }
     }
 
+    /// CA at 1,000 points per second for `seconds`.
+    static func fastCA(seconds: Int) -> String {
+      """
+      var c
+      var p
+      set_pgstat_mode 2
+      set_autoranging ba 100n 1m
+      set_e 200m
+      cell_on
+      meas_loop_ca p c 200m 1m \(seconds)
+        pck_start
+        pck_add p
+        pck_add c
+        pck_end
+      endloop
+      on_finished:
+        cell_off
+      """
+    }
+
+    /// Sustained CA points per second through BlueZ, 20-byte notifications
+    /// (the module as PalmSens describes it) beside notifications up to
+    /// ATT_MTU − 3 (EmStatPicoThroughputTests gives the loopback's figures).
+    @Test(.timeLimit(.minutes(5)))
+    func caPointsPerSecondThroughTheLab() async throws {
+      var figures: [String] = []
+      for (payload, seconds) in [(20, 1), (244, 5)] {
+        let model = EmStatPico(
+          configuration: EmStatPicoConfiguration(
+            name: "EmStat Pico", currentNoise: 0, impedanceNoise: 0, notificationPayload: payload))
+        try await LabSession.run { lab in
+          _ = try await lab.host(model, on: 0, name: "emstatpico\(payload)")
+          let client = EmStatPicoClient(link: try await lab.central(on: 1))
+          try await client.connect(namePrefix: "EmStat Pico", timeout: .seconds(60))
+          let started = ContinuousClock.now
+          let run = try await Self.packages(
+            try await client.sendMethodScript(Self.fastCA(seconds: seconds), lineTimeout: .seconds(30)))
+          let elapsed = Self.seconds(ContinuousClock.now - started)
+          #expect(run.packages.count == 1_000 * seconds, "\(payload)-byte notifications")
+          #expect(run.packages.allSatisfy { abs(($0.current ?? 0) - 20e-6) <= 0.5e-9 * 1.000_001 })
+          #expect(await model.notificationsDropped == 0)
+          let notifications = await model.notificationsSent
+          await client.disconnect()
+          figures.append(
+            "lab, \(payload)-byte notifications: \(run.packages.count) points in \(elapsed) s = \(Int(Double(run.packages.count) / elapsed)) points/s, \(notifications) notifications"
+          )
+        }
+      }
+      for line in figures { print("EmStatPicoLabBenchmark: \(line)") }
+    }
+
     static func seconds(_ duration: Duration) -> Double {
       Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
