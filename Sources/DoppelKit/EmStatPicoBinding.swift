@@ -60,7 +60,8 @@ public struct EmStatPicoBinding: DeviceBinding {
     streams: [
       StreamSpec(
         "current", unit: "A", help: "WE current the client decodes; a source here adds to the cell's current"),
-      StreamSpec("potential", unit: "V", help: "set potential the client decodes (the script sets it; a source is unused)"),
+      StreamSpec(
+        "potential", unit: "V", help: "set potential the client decodes (the script sets it; a source is unused)"),
       StreamSpec("z-real", unit: "Ω", help: "real part of the impedance the client decodes (EIS)"),
       StreamSpec("z-imaginary", unit: "Ω", help: "imaginary part of the impedance the client decodes (EIS)"),
     ],
@@ -75,7 +76,8 @@ public struct EmStatPicoBinding: DeviceBinding {
       SettingSpec(
         "script", .text, default: .text("PalmSens' LSV on the 10 kΩ dummy cell"),
         help: "the MethodSCRIPT to run (text; `e` and the final empty line are added when missing)"),
-      SettingSpec("script-file", .text, help: "a file with the MethodSCRIPT, relative to the scenario (replaces script)"),
+      SettingSpec(
+        "script-file", .text, help: "a file with the MethodSCRIPT, relative to the scenario (replaces script)"),
       SettingSpec("connect-timeout", .duration, default: .duration(.seconds(60)), help: "how long to scan and connect"),
       SettingSpec(
         "reconnect", .flag, default: .flag(true),
@@ -84,7 +86,8 @@ public struct EmStatPicoBinding: DeviceBinding {
     ],
     metrics: ["points", "last-current", "last-potential", "last-z-real", "last-z-imaginary"],
     events: [
-      "version", "script-sent", "measurement-started", "measurement-ended", "script-ended", "aborted", "device-error",
+      "version", "script-sent", "measurement-started", "measurement-ended", "script-ended", "aborted", "overload",
+      "device-error",
     ])
 
   public let device: DeviceSpec
@@ -163,13 +166,20 @@ public struct EmStatPicoBinding: DeviceBinding {
     var points = 0
     repeat {
       let client = EmStatPicoClient(link: link, clock: clock)
+      // Answers take no virtual time in the loopback, but the work to get
+      // them takes real time: until the script runs on the device's own
+      // clock, let virtual time pass no faster than real time, so that the
+      // timeline does not jump ahead of the handshake.
+      let pacer = Self.pace(clock)
+      defer { pacer.cancel() }
       do {
         try await client.connect(namePrefix: device.name, timeout: timeout)
         await observer.event("connected", device: id)
         let states = await client.states()
         let version = try await client.sendCommandVersion()
         await observer.event("version", device: id, detail: version)
-        try await measure(client, clock: clock, abortAfter: abortAfter, points: &points, observer: observer)
+        try await measure(
+          client, clock: clock, abortAfter: abortAfter, pacer: pacer, points: &points, observer: observer)
         // Connected until the run ends or the link is lost.
         for await state in states {
           if case .disconnected = state { break }
@@ -197,12 +207,24 @@ public struct EmStatPicoBinding: DeviceBinding {
     } while reconnect && !Task.isCancelled
   }
 
+  /// Sleeps on `clock` a millisecond at a time, each after a millisecond of
+  /// real time, until cancelled (on a wall clock: just sleeps).
+  private static func pace(_ clock: any Clock<Duration>) -> Task<Void, Never> {
+    Task {
+      while !Task.isCancelled {
+        try? await clock.sleep(for: .milliseconds(1))
+        try? await Task.sleep(for: .milliseconds(1))
+      }
+    }
+  }
+
   /// Sends the script and reports its output until it ends. A device error
   /// line is reported as the event `device-error` (not a client error).
   private func measure(
-    _ client: EmStatPicoClient, clock: any Clock<Duration>, abortAfter: Duration?, points: inout Int,
-    observer: ClientObserver
+    _ client: EmStatPicoClient, clock: any Clock<Duration>, abortAfter: Duration?, pacer: Task<Void, Never>,
+    points: inout Int, observer: ClientObserver
   ) async throws {
+    defer { pacer.cancel() }
     let id = device.id
     let stream = try await client.sendMethodScript(script)
     await observer.event("script-sent", device: id)
@@ -218,12 +240,16 @@ public struct EmStatPicoBinding: DeviceBinding {
       for try await event in stream {
         switch event {
         case .loopStarted(let loop):
+          pacer.cancel()
           await observer.event("measurement-started", device: id, detail: "M" + loop)
         case .loopEnded:
           await observer.event("measurement-ended", device: id)
         case .package(let package):
           points += 1
           await observer.metric("points", Double(points), device: id)
+          if package.status?.contains(.overload) == true {
+            await observer.event("overload", device: id, detail: package.line)
+          }
           let time = package.time
           if let e = package.potential {
             await observer.sample(e, stream: "potential", device: id, time: time)
@@ -249,6 +275,8 @@ public struct EmStatPicoBinding: DeviceBinding {
           break
         }
       }
+      // A run that ends cancels the client: the stream stops without the script's end.
+      guard !Task.isCancelled else { return }
       await observer.event("script-ended", device: id)
     } catch let error as EmStatPicoClientError {
       guard case .device(let code, let detail) = error.code else { throw error }

@@ -104,7 +104,9 @@ extension LabTests {
         #expect(times.first.map { $0 >= 0.005 - 1e-6 } == true)
         #expect(ca.packages.allSatisfy { abs(($0.current ?? 0) - 20e-6) <= 0.5e-9 * 1.000_001 })
         #expect(await model.notificationsDropped == 0)
-        print("EmStatPicoLabTests: CA 1000 points delivered in \(elapsed) (\(1000 / EmStatPicoLabTests.seconds(elapsed)) points/s)")
+        print(
+          "EmStatPicoLabTests: CA 1000 points delivered in \(elapsed) (\(1000 / EmStatPicoLabTests.seconds(elapsed)) points/s)"
+        )
         await client.disconnect()
       }
     }

@@ -253,7 +253,8 @@ public actor EmStatPicoClient {
           case .loopStarted: continuation.yield(.nestedLoopStarted)
           case .loopEnded: continuation.yield(.nestedLoopEnded)
           case .package(let package): continuation.yield(.package(package))
-          case .malformedPackage(let line, let reason): continuation.yield(.malformedPackage(line: line, reason: reason))
+          case .malformedPackage(let line, let reason):
+            continuation.yield(.malformedPackage(line: line, reason: reason))
           case .abortAcknowledged: continuation.yield(.abortAcknowledged)
           case .text(let text): continuation.yield(.text(text))
           case .error(let code, let detail):
@@ -334,8 +335,7 @@ public actor EmStatPicoClient {
 
   private func finishRequest() { busy = false }
 
-  private func request<T: Sendable>(_ command: String, _ body: (EmStatPicoClient) async throws -> T) async throws -> T
-  {
+  private func request<T: Sendable>(_ command: String, _ body: (EmStatPicoClient) async throws -> T) async throws -> T {
     try startRequest()
     defer { busy = false }
     try await sendText(command)
