@@ -74,8 +74,10 @@ public struct EmStatPicoBinding: DeviceBinding {
     ],
     clientSettings: [
       SettingSpec(
-        "script", .text, default: .text("PalmSens' LSV on the 10 kΩ dummy cell"),
-        help: "the MethodSCRIPT to run (text; `e` and the final empty line are added when missing)"),
+        "script", .text,
+        help:
+          "the MethodSCRIPT to run (default: PalmSens' LSV on the 10 kΩ dummy cell; `e` and the final empty line are added when missing)"
+      ),
       SettingSpec(
         "script-file", .text, help: "a file with the MethodSCRIPT, relative to the scenario (replaces script)"),
       SettingSpec("connect-timeout", .duration, default: .duration(.seconds(60)), help: "how long to scan and connect"),
@@ -132,7 +134,7 @@ public struct EmStatPicoBinding: DeviceBinding {
           .unreadable, file: "", line: 0, column: 0, "cannot read the MethodSCRIPT file '\(path)'")
       }
       script = text
-    } else if let text = device.client["script"]?.text, text != "PalmSens' LSV on the 10 kΩ dummy cell" {
+    } else if let text = device.client["script"]?.text {
       script = text
     } else {
       script = Self.defaultScript
