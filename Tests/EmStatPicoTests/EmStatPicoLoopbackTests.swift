@@ -183,4 +183,63 @@ struct EmStatPicoLoopbackTests {
     let count = EmStatPicoRig.packages(events).count
     #expect(count > 0 && count < 450)
   }
+
+  @Test func theClientWaitsWhileTheModuleClearsCTS() async throws {
+    let model = Self.quiet()
+    let client = try await rig.connect(model)
+    await model.setClearToSend(false)
+    await rig.clock.advance(by: .milliseconds(10))
+    #expect(await client.clearToSend == false)
+    let commandsBefore = await model.commands.count
+    let version = Task { try await client.sendCommandVersion(timeout: .seconds(30)) }
+    await rig.clock.advance(by: .seconds(1))
+    #expect(await model.commands.count == commandsBefore, "nothing written while CTS is off")
+    await model.setClearToSend(true)
+    for _ in 0..<50 where await model.commands.count == commandsBefore {
+      await rig.clock.advance(by: .milliseconds(20))
+    }
+    #expect(try await version.value == "espico1304#Oct 22 2021 14:38:26 R")
+  }
+
+  @Test func theModuleHoldsItsOutputWhileTheHostPauses() async throws {
+    let model = Self.quiet()
+    try await rig.air.host(model)
+    let central = try rig.air.makeCentral()
+    var found: DiscoveredPeripheral?
+    for await peripheral in central.scan(filter: ScanFilter(serviceUUIDs: [EmStatPico.vspService])) {
+      found = peripheral
+      break
+    }
+    let connection = try await central.connect(try #require(found).id, timeout: .seconds(5))
+    var notifications = try await connection.notifications(of: EmStatPico.txFIFO).makeAsyncIterator()
+    try await connection.write([0x00], to: EmStatPico.modemIn, type: .withResponse)
+    try await connection.write(Array("i\n".utf8), to: EmStatPico.rxFIFO, type: .withResponse)
+    await rig.clock.advance(by: .seconds(1))
+    #expect(await model.notificationsSent == 0)
+    #expect(await model.commands == ["i"])
+    try await connection.write([0x01], to: EmStatPico.modemIn, type: .withResponse)
+    var text = ""
+    while !text.hasSuffix("\n"), let bytes = try await notifications.next() {
+      text += String(decoding: bytes, as: UTF8.self)
+    }
+    #expect(text == "iESPICO0001\n")
+  }
+
+  @Test func aSecondCommandWhileOneWaitsIsBusy() async throws {
+    let model = Self.quiet()
+    let client = try await rig.connect(model)
+    let stream = try await client.sendMethodScript(Self.ca)
+    await #expect(throws: EmStatPicoClientError.self) { _ = try await client.serialNumber() }
+    try await client.abort()
+    let collector = Task {
+      for try await _ in stream {}
+      return true
+    }
+    for _ in 0..<50 {
+      await rig.clock.advance(by: .milliseconds(100))
+      if await !model.isRunningScript { break }
+    }
+    #expect(try await collector.value)
+    #expect(try await client.serialNumber() == "ESPICO0001")
+  }
 }
