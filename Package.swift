@@ -36,6 +36,11 @@ let package = Package(
     .target(name: "E4", dependencies: ["GATT", "Signals"], path: "Peripherals/E4", exclude: ["README.md"]),
     .target(
       name: "ActiGraphLink", dependencies: ["GATT", "Signals"], path: "Peripherals/ActiGraphLink", exclude: ["README.md"]),
+    // MethodSCRIPT package encoding (PalmSens EmStat Pico): shared by the device model and its client.
+    .target(name: "MethodScriptFormat"),
+    .target(
+      name: "EmStatPico", dependencies: ["GATT", "Signals", "MethodScriptFormat"], path: "Peripherals/EmStatPico",
+      exclude: ["README.md"]),
     // Scenario files: format, validation, signal sources, timeline, faults, expectations, runner.
     .target(
       name: "Scenario",
@@ -47,6 +52,9 @@ let package = Package(
     .target(name: "E4Link", dependencies: ["GATT"], path: "Sources/Clients/E4Link"),
     // The ActiGraph Link iOS SDK's shape: JSON requests and responses, error codes 0–11.
     .target(name: "ActiGraphLinkSDK", dependencies: ["GATT"], path: "Sources/Clients/ActiGraphLinkSDK"),
+    // PalmSens' BLEConnection shape: VSP lines, MethodSCRIPT upload, package parsing.
+    .target(
+      name: "EmStatPicoClient", dependencies: ["GATT", "MethodScriptFormat"], path: "Sources/Clients/EmStatPicoClient"),
     // The Kardia app's analysis server and its relay client (WebSocket, JSON), on SwiftNIO.
     .target(
       name: "KardiaRelay",
@@ -66,6 +74,7 @@ let package = Package(
       dependencies: [
         "BlueZ", "DBus", "GATT", "Signals", "Scenario", "BlendMicro", "BlendMicroClient", "E4", "E4Link", "KardiaRelay",
         "ActiGraphLink", "ActiGraphLinkSDK",
+        "EmStatPico", "EmStatPicoClient", "MethodScriptFormat",
       ]
     ),
     .executableTarget(
@@ -80,6 +89,7 @@ let package = Package(
         "BlendMicroClient",
         "E4",
         "ActiGraphLink",
+        "EmStatPico",
         "Signals",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
@@ -109,12 +119,16 @@ let package = Package(
       ]),
     .testTarget(name: "ActiGraphLinkTests", dependencies: ["ActiGraphLink", "ActiGraphLinkSDK", "GATT", "Signals"]),
     .testTarget(name: "E4Tests", dependencies: ["E4", "E4Link", "GATT", "Signals"]),
+    .testTarget(
+      name: "EmStatPicoTests", dependencies: ["EmStatPico", "EmStatPicoClient", "MethodScriptFormat", "GATT", "Signals"]),
     .testTarget(name: "DoppelKitTests", dependencies: ["DoppelKit", "Scenario", "GATT", "Signals", "BlendMicro"]),
     .testTarget(name: "DoppelCLITests", dependencies: ["doppel"]),
     // End-to-end tests over real BlueZ; ci/test runs them inside the virtual lab.
     .testTarget(
-      name: "LabTests", dependencies: ["BlueZ", "DBus", "GATT", "BlendMicro", "BlendMicroClient", "E4", "E4Link", "Signals",
-        "ActiGraphLink", "ActiGraphLinkSDK",
+      name: "LabTests",
+      dependencies: [
+        "BlueZ", "DBus", "GATT", "BlendMicro", "BlendMicroClient", "E4", "E4Link", "Signals", "EmStatPico",
+        "EmStatPicoClient", "MethodScriptFormat", "ActiGraphLink", "ActiGraphLinkSDK",
       ]),
   ],
   swiftLanguageModes: [.v6]

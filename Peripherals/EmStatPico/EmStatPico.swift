@@ -52,6 +52,8 @@ public actor EmStatPico: PeripheralModel {
   private var outgoing: [UInt8] = []
   private var sending = false
   private var noiseSeed: UInt64
+  /// The ATT MTU of the last exchange (23 until one happens).
+  private var mtu = 23
 
   /// Whether the host has set ModemIn to ready (it is until the host writes `00`).
   public private(set) var hostReady = true
@@ -87,7 +89,8 @@ public actor EmStatPico: PeripheralModel {
         Self.vspService, name: "Laird Virtual Serial Port",
         characteristics: [
           CharacteristicDefinition(
-            Self.txFIFO.characteristic, name: "TX FIFO", properties: [.notify], maximumLength: Self.maximumPayload),
+            Self.txFIFO.characteristic, name: "TX FIFO", properties: [.notify],
+            maximumLength: configuration.notificationPayload),
           CharacteristicDefinition(
             Self.rxFIFO.characteristic, name: "RX FIFO", properties: [.write, .writeWithoutResponse],
             maximumLength: Self.maximumPayload),
@@ -140,6 +143,23 @@ public actor EmStatPico: PeripheralModel {
     default:
       throw .writeNotPermitted
     }
+  }
+
+  /// When the last central leaves, the module's buffers are flushed and a
+  /// running script is stopped without output (Doppel's choice: what the real
+  /// bridge does is not public; a script left running would make the Pico
+  /// ignore the next host's script until it ends).
+  public func mtuChanged(_ mtu: Int, central: CentralID) async { self.mtu = mtu }
+
+  public func centralDisconnected(_ central: CentralID, reason: DisconnectReason) async {
+    guard let host, await host.connectedCentrals.isEmpty else { return }
+    mtu = 23
+    runner?.cancel()
+    runner = nil
+    abortSignal = AbortSignal()
+    mode = .idle
+    received = []
+    outgoing = []
   }
 
   public func subscriptionChanged(characteristic: CharacteristicAddress, central: CentralID, subscribed: Bool) async {
@@ -304,7 +324,7 @@ public actor EmStatPico: PeripheralModel {
       runner = Task {
         var interpreter = MethodScriptInterpreter(
           cell: cell, potentiostat: potentiostat, background: background, abort: abort,
-          output: { [weak self] line in await self?.emit(line) })
+          output: { [weak self] line in await self?.emit(line, from: abort) })
         await interpreter.run(script, clock: host.clock)
         self.scriptEnded(abort)
       }
@@ -320,6 +340,12 @@ public actor EmStatPico: PeripheralModel {
 
   // MARK: Output
 
+  /// A line of a script's output, dropped once that script has been stopped.
+  private func emit(_ line: String, from script: AbortSignal) {
+    guard script === abortSignal, isRunningScript else { return }
+    emit(line)
+  }
+
   /// Queues a line of the Pico's output for the TX FIFO.
   private func emit(_ line: String) {
     guard isResponding else { return }
@@ -334,12 +360,14 @@ public actor EmStatPico: PeripheralModel {
     Task { await self.pump() }
   }
 
-  /// Sends the output stream in notifications of at most 20 bytes, in order,
+  /// Sends the output stream in notifications of at most 20 bytes (or the
+  /// configured payload, within ATT_MTU − 3), in order,
   /// while the host is ready. Output with nobody subscribed is lost.
   private func pump() async {
     defer { sending = false }
     while let host, hostReady, isResponding, !outgoing.isEmpty {
-      let chunk = Array(outgoing.prefix(Self.maximumPayload))
+      let size = max(1, min(configuration.notificationPayload, mtu - 3))
+      let chunk = Array(outgoing.prefix(size))
       outgoing.removeFirst(chunk.count)
       if dropCount > 0 {
         dropCount -= 1

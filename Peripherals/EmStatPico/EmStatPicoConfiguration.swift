@@ -21,6 +21,11 @@ public struct EmStatPicoConfiguration: Sendable {
   public var impedanceNoise: Double
   /// Seed of all noise: the same seed and script give the same packages.
   public var seed: UInt64
+  /// The most bytes one TX FIFO notification carries: 20 as PalmSens
+  /// describes the module (the default). Up to 244 lets notifications grow
+  /// with the negotiated ATT MTU (ATT_MTU − 3), Doppel's extension for
+  /// throughput runs.
+  public var notificationPayload: Int
   /// Extra current in A added to every reading, by seconds since the script started
   /// (drift, interference, a recorded trace); `nil` for none.
   public var backgroundCurrent: (any SignalSource)?
@@ -35,6 +40,7 @@ public struct EmStatPicoConfiguration: Sendable {
     currentNoise: Double = 1e-4,
     impedanceNoise: Double = 1e-3,
     seed: UInt64 = 1,
+    notificationPayload: Int = 20,
     backgroundCurrent: (any SignalSource)? = nil
   ) {
     self.name = name
@@ -46,6 +52,7 @@ public struct EmStatPicoConfiguration: Sendable {
     self.currentNoise = currentNoise
     self.impedanceNoise = impedanceNoise
     self.seed = seed
+    self.notificationPayload = min(244, max(20, notificationPayload))
     self.backgroundCurrent = backgroundCurrent
   }
 }

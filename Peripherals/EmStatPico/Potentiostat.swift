@@ -38,7 +38,8 @@ struct Potentiostat: Sendable {
     range = CurrentRange.smallest(covering: range.fullScale ?? 1e-3, highSpeed: highSpeed)
     if let limits = autorange {
       autorange =
-        CurrentRange.smallest(covering: limits.lowerBound.fullScale ?? 0, highSpeed: highSpeed)...CurrentRange.smallest(
+        CurrentRange.smallest(
+          covering: limits.lowerBound.fullScale ?? 0, highSpeed: highSpeed)...CurrentRange.smallest(
           covering: limits.upperBound.fullScale ?? 5e-3, highSpeed: highSpeed)
     }
   }

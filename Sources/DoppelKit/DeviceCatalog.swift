@@ -7,6 +7,7 @@ public enum DeviceCatalog {
     BlendMicroBinding.self,
     E4Binding.self,
     ActiGraphLinkBinding.self,
+    EmStatPicoBinding.self,
   ]
 
   public static var descriptions: [DeviceDescription] { bindings.map { $0.description } }

@@ -56,7 +56,8 @@ public struct CurrentRange: Hashable, Sendable, Comparable, CustomStringConverti
   public var description: String {
     guard let fullScale else { return "unknown range \(index)" }
     let (scaled, unit): (Double, String) =
-      fullScale >= 1e-3 ? (fullScale * 1e3, "mA") : fullScale >= 1e-6 ? (fullScale * 1e6, "uA") : (fullScale * 1e9, "nA")
+      fullScale >= 1e-3
+      ? (fullScale * 1e3, "mA") : fullScale >= 1e-6 ? (fullScale * 1e6, "uA") : (fullScale * 1e9, "nA")
     let number = scaled == scaled.rounded() ? String(Int(scaled)) : String(scaled)
     return "\(number) \(unit)" + (isHighSpeed ? " (high speed)" : "")
   }

@@ -2,6 +2,7 @@ import ArgumentParser
 import ActiGraphLink
 import BlendMicro
 import E4
+import EmStatPico
 import GATT
 import Signals
 
@@ -41,6 +42,13 @@ enum DeviceModelCatalog {
         ActiGraphLink(
           configuration: ActiGraphLinkConfiguration(
             serialNumber: options.name ?? "TAS1A14758923", seed: options.seed))
+      }),
+    Entry(
+      name: "emstat-pico",
+      summary:
+        "PalmSens EmStat Pico potentiostat behind a Laird VSP service: MethodSCRIPT in, packages out (10 kΩ dummy cell)",
+      make: { options in
+        EmStatPico(configuration: EmStatPicoConfiguration(name: options.name ?? "EmStat Pico", seed: options.seed))
       }),
   ]
 

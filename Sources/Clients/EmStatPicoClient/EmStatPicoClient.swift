@@ -137,10 +137,11 @@ public actor EmStatPicoClient {
       let cts = try await connection.notifications(of: Self.modemOut)
       flowReader?.cancel()
       flowReader = Task { [weak self] in
-        // The modem-out stream ends with the link, which `reader` reports.
         do {
           for try await value in cts { await self?.setClearToSend(value.first.map { $0 & 1 != 0 } ?? true) }
-        } catch {}
+        } catch {
+          // The TX FIFO's reader reports the link's end.
+        }
       }
       try await connection.write([0x01], to: Self.modemIn, type: .withResponse)
       let value = try await connection.read(Self.modemOut)
@@ -252,7 +253,8 @@ public actor EmStatPicoClient {
           case .loopStarted: continuation.yield(.nestedLoopStarted)
           case .loopEnded: continuation.yield(.nestedLoopEnded)
           case .package(let package): continuation.yield(.package(package))
-          case .malformedPackage(let line, let reason): continuation.yield(.malformedPackage(line: line, reason: reason))
+          case .malformedPackage(let line, let reason):
+            continuation.yield(.malformedPackage(line: line, reason: reason))
           case .abortAcknowledged: continuation.yield(.abortAcknowledged)
           case .text(let text): continuation.yield(.text(text))
           case .error(let code, let detail):
@@ -333,8 +335,7 @@ public actor EmStatPicoClient {
 
   private func finishRequest() { busy = false }
 
-  private func request<T: Sendable>(_ command: String, _ body: (EmStatPicoClient) async throws -> T) async throws -> T
-  {
+  private func request<T: Sendable>(_ command: String, _ body: (EmStatPicoClient) async throws -> T) async throws -> T {
     try startRequest()
     defer { busy = false }
     try await sendText(command)

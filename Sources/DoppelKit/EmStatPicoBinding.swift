@@ -1,0 +1,290 @@
+import EmStatPico
+import EmStatPicoClient
+import Foundation
+import GATT
+import MethodScriptFormat
+import Scenario
+import Signals
+
+/// The EmStat Pico in scenarios: a simulated cell chosen by the settings, and
+/// the client shaped like PalmSens' iOS example, which connects, reads the
+/// firmware version, sends the scenario's MethodSCRIPT and reports every
+/// package (potential, current, impedance), the loop's start and end, and the
+/// device's error lines.
+public struct EmStatPicoBinding: DeviceBinding {
+  /// PalmSens' LSV on the 10 kΩ dummy cell: −0.5 V to 0.5 V in 10 mV steps at 0.5 V/s (101 points, 2 s).
+  public static let defaultScript = """
+    e
+    var c
+    var p
+    set_pgstat_chan 0
+    set_pgstat_mode 3
+    set_max_bandwidth 200
+    set_range_minmax da -500m 500m
+    set_range ba 100u
+    set_autoranging ba 100n 1m
+    set_e -500m
+    cell_on
+    meas_loop_lsv p c -500m 500m 10m 500m
+      pck_start
+      pck_add p
+      pck_add c
+      pck_end
+    endloop
+    on_finished:
+      cell_off
+
+    """
+
+  public static let description = DeviceDescription(
+    model: "emstat-pico",
+    summary: "PalmSens EmStat Pico potentiostat behind a Laird VSP service: MethodSCRIPT in, measurement packages out",
+    settings: [
+      SettingSpec(
+        "cell", .choice(["resistor", "series-rc", "randles", "open"]), default: .text("resistor"),
+        help: "the simulated cell on the electrodes"),
+      SettingSpec(
+        "resistance", .number(1...1e9), default: .number(10_000), help: "Ω of the resistor and of the series RC"),
+      SettingSpec("capacitance", .number(1e-12...1), default: .number(10e-6), help: "F of the series RC"),
+      SettingSpec("solution-resistance", .number(0...1e9), default: .number(100), help: "Randles Rs, Ω"),
+      SettingSpec("charge-transfer-resistance", .number(1...1e9), default: .number(1_000), help: "Randles Rct, Ω"),
+      SettingSpec("double-layer-capacitance", .number(1e-12...1), default: .number(1e-6), help: "Randles Cdl, F"),
+      SettingSpec(
+        "redox", .flag, default: .flag(false),
+        help: "add a reversible 1 mM couple at E⁰′ = 0.2 V (faradaic current in LSV, CV and CA)"),
+      SettingSpec(
+        "current-noise", .number(0...0.1), default: .number(1e-4),
+        help: "current noise, standard deviation as a fraction of the range's full scale"),
+      SettingSpec("impedance-noise", .number(0...0.1), default: .number(1e-3), help: "relative impedance noise"),
+    ],
+    streams: [
+      StreamSpec(
+        "current", unit: "A", help: "WE current the client decodes; a source here adds to the cell's current"),
+      StreamSpec(
+        "potential", unit: "V", help: "set potential the client decodes (the script sets it; a source is unused)"),
+      StreamSpec("z-real", unit: "Ω", help: "real part of the impedance the client decodes (EIS)"),
+      StreamSpec("z-imaginary", unit: "Ω", help: "imaginary part of the impedance the client decodes (EIS)"),
+    ],
+    actions: [
+      ActionSpec("abort", help: "stop the running script as `Z` does: its loop ends, then `on_finished:`"),
+      ActionSpec(
+        "fail",
+        parameters: [SettingSpec("code", .integer(1...0xFFFF), default: .integer(1), help: "the error code")],
+        help: "end the running script with an error line `!XXXX: Line 1, Col 1` (a fault mid-run)"),
+    ],
+    clientSettings: [
+      SettingSpec(
+        "script", .text,
+        help:
+          "the MethodSCRIPT to run (default: PalmSens' LSV on the 10 kΩ dummy cell; `e` and the final empty line are added when missing)"
+      ),
+      SettingSpec(
+        "script-file", .text, help: "a file with the MethodSCRIPT, relative to the scenario (replaces script)"),
+      SettingSpec("connect-timeout", .duration, default: .duration(.seconds(60)), help: "how long to scan and connect"),
+      SettingSpec(
+        "reconnect", .flag, default: .flag(true),
+        help: "connect again after the link is lost and send the script again, as a user pressing play would"),
+      SettingSpec("abort-after", .duration, help: "send `Z` this long after the script was sent"),
+    ],
+    metrics: ["points", "last-current", "last-potential", "last-z-real", "last-z-imaginary"],
+    events: [
+      "version", "script-sent", "measurement-started", "measurement-ended", "script-ended", "aborted", "overload",
+      "device-error",
+    ])
+
+  public let device: DeviceSpec
+  let pico: EmStatPico
+  let script: String
+
+  public var model: any PeripheralModel { pico }
+
+  public init(device: DeviceSpec, signals: SignalFactory) throws(ScenarioError) {
+    self.device = device
+    let settings = device.settings
+    func number(_ key: String, _ fallback: Double) -> Double { settings[key]?.number ?? fallback }
+    let redox = settings["redox"]?.flag == true ? RedoxCouple() : nil
+    let circuit: ElectrochemicalCell.Circuit
+    switch settings["cell"]?.text ?? "resistor" {
+    case "series-rc":
+      circuit = .seriesRC(resistance: number("resistance", 10_000), capacitance: number("capacitance", 10e-6))
+    case "randles":
+      circuit = .randles(
+        solutionResistance: number("solution-resistance", 100),
+        chargeTransferResistance: number("charge-transfer-resistance", 1_000),
+        doubleLayerCapacitance: number("double-layer-capacitance", 1e-6))
+    case "open":
+      circuit = .open
+    default:
+      circuit = .resistor(number("resistance", 10_000))
+    }
+    var background: (any SignalSource)?
+    if let spec = device.streams["current"] {
+      background = try signals.make(spec, device: device.id, stream: "current", sampleRate: 1_000)
+    }
+    pico = EmStatPico(
+      configuration: EmStatPicoConfiguration(
+        name: device.name ?? "EmStat Pico", serialNumber: device.serial ?? "ESPICO0001",
+        cell: ElectrochemicalCell(circuit: circuit, redox: redox), currentNoise: number("current-noise", 1e-4),
+        impedanceNoise: number("impedance-noise", 1e-3), seed: signals.seed(device: device.id, stream: "current"),
+        backgroundCurrent: background))
+    if let file = device.client["script-file"]?.text {
+      let path = file.hasPrefix("/") ? file : URL(fileURLWithPath: signals.directory).appendingPathComponent(file).path
+      guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+        throw ScenarioError(
+          .unreadable, file: "", line: 0, column: 0, "cannot read the MethodSCRIPT file '\(path)'")
+      }
+      script = text
+    } else if let text = device.client["script"]?.text {
+      script = text
+    } else {
+      script = Self.defaultScript
+    }
+  }
+
+  public func setSource(_ source: any SignalSource, for stream: String) async {
+    if stream == "current" { await pico.setBackgroundCurrent(source) }
+  }
+
+  public func sampleRate(of stream: String) -> Double { 1_000 }
+
+  public func perform(_ action: String, arguments: [String: SettingValue]) async throws -> [ScenarioAction] {
+    switch action {
+    case "abort":
+      await pico.abortScript()
+    case "fail":
+      let raw = UInt16(clamping: arguments["code"]?.integer ?? 1)
+      await pico.failScript(MethodScriptError.Code(rawValue: raw) ?? .unspecified)
+    default:
+      throw ScenarioError(.unknownReference, file: "", line: 0, column: 0, "an emstat-pico has no action '\(action)'")
+    }
+    return []
+  }
+
+  public func runClient(link: any CentralLink, clock: any Clock<Duration>, observer: ClientObserver) async {
+    let id = device.id
+    let timeout = device.client["connect-timeout"]?.duration ?? .seconds(60)
+    let reconnect = device.client["reconnect"]?.flag ?? true
+    let abortAfter = device.client["abort-after"]?.duration
+    var points = 0
+    repeat {
+      let client = EmStatPicoClient(link: link, clock: clock)
+      // Answers take no virtual time in the loopback, but the work to get
+      // them takes real time: until the script runs on the device's own
+      // clock, let virtual time pass no faster than real time, so that the
+      // timeline does not jump ahead of the handshake.
+      let pacer = Self.pace(clock)
+      defer { pacer.cancel() }
+      do {
+        try await client.connect(namePrefix: device.name, timeout: timeout)
+        await observer.event("connected", device: id)
+        let states = await client.states()
+        let version = try await client.sendCommandVersion()
+        await observer.event("version", device: id, detail: version)
+        try await measure(
+          client, clock: clock, abortAfter: abortAfter, pacer: pacer, points: &points, observer: observer)
+        // Connected until the run ends or the link is lost.
+        for await state in states {
+          if case .disconnected = state { break }
+        }
+        if Task.isCancelled {
+          await client.disconnect()
+          return
+        }
+        await observer.event("disconnected", device: id)
+      } catch {
+        if Task.isCancelled {
+          await client.disconnect()
+          return
+        }
+        if let gatt = error as? GATTError, case .disconnected = gatt.code {
+          await observer.event("disconnected", device: id, detail: "\(error)")
+        } else if case .disconnected = await client.state {
+          await observer.event("disconnected", device: id, detail: "\(error)")
+        } else {
+          await observer.error("\(error)", device: id)
+          await client.disconnect()
+          try? await clock.sleep(for: .seconds(1))
+        }
+      }
+    } while reconnect && !Task.isCancelled
+  }
+
+  /// Sleeps on `clock` a millisecond at a time, each after a millisecond of
+  /// real time, until cancelled (on a wall clock: just sleeps).
+  private static func pace(_ clock: any Clock<Duration>) -> Task<Void, Never> {
+    Task {
+      while !Task.isCancelled {
+        try? await clock.sleep(for: .milliseconds(1))
+        try? await Task.sleep(for: .milliseconds(1))
+      }
+    }
+  }
+
+  /// Sends the script and reports its output until it ends. A device error
+  /// line is reported as the event `device-error` (not a client error).
+  private func measure(
+    _ client: EmStatPicoClient, clock: any Clock<Duration>, abortAfter: Duration?, pacer: Task<Void, Never>,
+    points: inout Int, observer: ClientObserver
+  ) async throws {
+    defer { pacer.cancel() }
+    let id = device.id
+    let stream = try await client.sendMethodScript(script)
+    await observer.event("script-sent", device: id)
+    let aborter = abortAfter.map { delay in
+      Task {
+        try? await clock.sleep(for: delay)
+        guard !Task.isCancelled else { return }
+        try? await client.abort()
+      }
+    }
+    defer { aborter?.cancel() }
+    do {
+      for try await event in stream {
+        switch event {
+        case .loopStarted(let loop):
+          pacer.cancel()
+          await observer.event("measurement-started", device: id, detail: "M" + loop)
+        case .loopEnded:
+          await observer.event("measurement-ended", device: id)
+        case .package(let package):
+          points += 1
+          await observer.metric("points", Double(points), device: id)
+          if package.status?.contains(.overload) == true {
+            await observer.event("overload", device: id, detail: package.line)
+          }
+          let time = package.time
+          if let e = package.potential {
+            await observer.sample(e, stream: "potential", device: id, time: time)
+            await observer.metric("last-potential", e, device: id)
+          }
+          if let i = package.current {
+            await observer.sample(i, stream: "current", device: id, time: time)
+            await observer.metric("last-current", i, device: id)
+          }
+          if let re = package.zReal {
+            await observer.sample(re, stream: "z-real", device: id, time: time)
+            await observer.metric("last-z-real", re, device: id)
+          }
+          if let im = package.zImaginary {
+            await observer.sample(im, stream: "z-imaginary", device: id, time: time)
+            await observer.metric("last-z-imaginary", im, device: id)
+          }
+        case .malformedPackage(let line, let reason):
+          await observer.event("malformed", device: id, detail: "\(line): \(reason)")
+        case .abortAcknowledged:
+          await observer.event("aborted", device: id)
+        case .scriptAccepted, .scanStarted, .scanEnded, .nestedLoopStarted, .nestedLoopEnded, .text:
+          break
+        }
+      }
+      // A run that ends cancels the client: the stream stops without the script's end.
+      guard !Task.isCancelled else { return }
+      await observer.event("script-ended", device: id)
+    } catch let error as EmStatPicoClientError {
+      guard case .device(let code, let detail) = error.code else { throw error }
+      let hex = String(code, radix: 16, uppercase: true)
+      await observer.event(
+        "device-error", device: id, detail: "!" + String(repeating: "0", count: 4 - hex.count) + hex + detail)
+    }
+  }
+}

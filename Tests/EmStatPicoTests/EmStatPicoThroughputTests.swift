@@ -1,0 +1,67 @@
+import EmStatPico
+import EmStatPicoClient
+import GATT
+import MethodScriptFormat
+import Synchronization
+import Testing
+
+/// Points per second: the interpreter alone (no waiting), and the model with
+/// the client over the loopback in virtual time (wall time measured). Prints
+/// its figures; asserts only a floor far below them.
+@Suite(.timeLimit(.minutes(2)))
+struct EmStatPicoThroughputTests {
+  /// CA at 1,000 points per second for `seconds`.
+  static func ca(seconds: Int) -> String {
+    """
+    var c
+    var p
+    set_pgstat_mode 2
+    set_autoranging ba 100n 1m
+    set_e 200m
+    cell_on
+    meas_loop_ca p c 200m 1m \(seconds)
+      pck_start
+      pck_add p
+      pck_add c
+      pck_end
+    endloop
+    on_finished:
+      cell_off
+    """
+  }
+
+  static func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+  }
+
+  @Test func interpreterPointsPerSecond() async throws {
+    let started = ContinuousClock.now
+    let lines = try await EmStatPicoPhysicsTests.run(Self.ca(seconds: 50), cell: .dummy, currentNoise: 1e-4)
+    let elapsed = Self.seconds(ContinuousClock.now - started)
+    let points = lines.filter { $0.hasPrefix("P") }.count
+    #expect(points == 50_000)
+    let rate = Double(points) / elapsed
+    print("EmStatPicoThroughput: interpreter \(Int(rate)) points/s (\(points) CA points in \(elapsed) s wall)")
+    #expect(rate > 5_000)
+  }
+
+  @Test(arguments: [20, 244])
+  func loopbackPointsPerSecond(payload: Int) async throws {
+    let rig = EmStatPicoRig()
+    let model = EmStatPico(configuration: EmStatPicoConfiguration(notificationPayload: payload))
+    try await rig.air.host(model, preferredMTU: 247)
+    let client = EmStatPicoClient(link: try rig.air.makeCentral(preferredMTU: 247), clock: rig.clock)
+    try await client.connect(timeout: .seconds(5))
+    let started = ContinuousClock.now
+    let (events, error) = try await rig.run(Self.ca(seconds: 5), on: client, device: model)
+    let elapsed = Self.seconds(ContinuousClock.now - started)
+    #expect(error == nil)
+    let points = EmStatPicoRig.packages(events).count
+    #expect(points == 5_000)
+    let notifications = await model.notificationsSent
+    print(
+      "EmStatPicoThroughput: loopback (virtual time) \(payload)-byte notifications: \(Int(Double(points) / elapsed)) points/s wall, \(notifications) notifications"
+    )
+    #expect(await model.notificationsDropped == 0)
+  }
+}

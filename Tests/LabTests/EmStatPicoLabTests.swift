@@ -1,0 +1,169 @@
+import BlueZ
+import EmStatPico
+import EmStatPicoClient
+import GATT
+import MethodScriptFormat
+import Testing
+
+extension LabTests {
+  /// The emulated EmStat Pico on hci0 and the client on hci1, through
+  /// bluetoothd and the kernel's virtual controllers: LSV and CA, every point
+  /// in order with the values the cell gives.
+  @Suite
+  struct EmStatPicoLabTests {
+    static let lsv = """
+      e
+      var c
+      var p
+      set_pgstat_chan 0
+      set_pgstat_mode 3
+      set_max_bandwidth 200
+      set_range ba 100u
+      set_autoranging ba 100n 1m
+      set_e -500m
+      cell_on
+      meas_loop_lsv p c -500m 500m 10m 500m
+        pck_start
+        pck_add p
+        pck_add c
+        pck_end
+      endloop
+      on_finished:
+        cell_off
+
+      """
+
+    /// 5 s at 200 points per second, with the device's time of each point.
+    static let ca = """
+      e
+      var c
+      var p
+      var t
+      set_pgstat_chan 0
+      set_pgstat_mode 2
+      set_range ba 100u
+      set_autoranging ba 100n 1m
+      set_e 200m
+      cell_on
+      timer_start
+      meas_loop_ca p c 200m 5m 5
+        timer_get t
+        pck_start
+        pck_add t
+        pck_add c
+        pck_end
+      endloop
+      on_finished:
+        cell_off
+
+      """
+
+    static func packages(_ stream: AsyncThrowingStream<MeasurementEvent, any Error>) async throws
+      -> (packages: [MethodScriptPackage], events: [MeasurementEvent])
+    {
+      var packages: [MethodScriptPackage] = []
+      var others: [MeasurementEvent] = []
+      for try await event in stream {
+        if case .package(let package) = event { packages.append(package) } else { others.append(event) }
+      }
+      return (packages, others)
+    }
+
+    @Test(.timeLimit(.minutes(4)))
+    func lsvAndCAOnTheDummyCellDeliverEveryPoint() async throws {
+      let model = EmStatPico(
+        configuration: EmStatPicoConfiguration(name: "EmStat Pico", currentNoise: 0, impedanceNoise: 0))
+      try await LabSession.run { lab in
+        _ = try await lab.host(model, on: 0, name: "emstatpico")
+        let client = EmStatPicoClient(link: try await lab.central(on: 1))
+        try await client.connect(namePrefix: "EmStat Pico", timeout: .seconds(60))
+        #expect(try await client.sendCommandVersion(timeout: .seconds(10)) == "espico1304#Oct 22 2021 14:38:26 R")
+
+        // LSV: 101 points, −0.5 V … 0.5 V, I = E / 10 kΩ within the encoding.
+        let lsv = try await Self.packages(try await client.sendMethodScript(Self.lsv, lineTimeout: .seconds(20)))
+        #expect(lsv.events.first == .scriptAccepted)
+        #expect(lsv.events.contains(.loopStarted(id: "0000")))
+        #expect(lsv.events.last == .loopEnded)
+        #expect(lsv.packages.count == 101)
+        for (n, package) in lsv.packages.enumerated() {
+          let e = try #require(package.potential)
+          let i = try #require(package.current)
+          #expect(abs(e - (-0.5 + Double(n) * 0.01)) <= 0.5e-6 * 1.000_001, "point \(n)")
+          let unit = try #require(package.first(.weCurrent)).prefix.factor
+          #expect(abs(i - e / 10_000) <= (unit / 2 + 0.5e-6 / 10_000) * 1.000_001, "point \(n)")
+        }
+
+        // CA: 1,000 points of 20 µA, in the device's time order.
+        let started = ContinuousClock.now
+        let ca = try await Self.packages(try await client.sendMethodScript(Self.ca, lineTimeout: .seconds(20)))
+        let elapsed = ContinuousClock.now - started
+        #expect(ca.packages.count == 1_000)
+        let times = ca.packages.compactMap(\.time)
+        #expect(times.count == 1_000)
+        #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "in order")
+        #expect(times.first.map { $0 >= 0.005 - 1e-6 } == true)
+        #expect(ca.packages.allSatisfy { abs(($0.current ?? 0) - 20e-6) <= 0.5e-9 * 1.000_001 })
+        #expect(await model.notificationsDropped == 0)
+        print(
+          "EmStatPicoLabTests: CA 1000 points delivered in \(elapsed) (\(1000 / EmStatPicoLabTests.seconds(elapsed)) points/s)"
+        )
+        await client.disconnect()
+      }
+    }
+
+    /// CA at 1,000 points per second for `seconds`.
+    static func fastCA(seconds: Int) -> String {
+      """
+      var c
+      var p
+      set_pgstat_mode 2
+      set_autoranging ba 100n 1m
+      set_e 200m
+      cell_on
+      meas_loop_ca p c 200m 1m \(seconds)
+        pck_start
+        pck_add p
+        pck_add c
+        pck_end
+      endloop
+      on_finished:
+        cell_off
+      """
+    }
+
+    /// Sustained CA points per second through BlueZ, 20-byte notifications
+    /// (the module as PalmSens describes it) beside notifications up to
+    /// ATT_MTU − 3 (EmStatPicoThroughputTests gives the loopback's figures).
+    @Test(.timeLimit(.minutes(5)))
+    func caPointsPerSecondThroughTheLab() async throws {
+      var figures: [String] = []
+      for (payload, seconds) in [(20, 1), (244, 5)] {
+        let model = EmStatPico(
+          configuration: EmStatPicoConfiguration(
+            name: "EmStat Pico", currentNoise: 0, impedanceNoise: 0, notificationPayload: payload))
+        try await LabSession.run { lab in
+          _ = try await lab.host(model, on: 0, name: "emstatpico\(payload)")
+          let client = EmStatPicoClient(link: try await lab.central(on: 1))
+          try await client.connect(namePrefix: "EmStat Pico", timeout: .seconds(60))
+          let started = ContinuousClock.now
+          let run = try await Self.packages(
+            try await client.sendMethodScript(Self.fastCA(seconds: seconds), lineTimeout: .seconds(30)))
+          let elapsed = Self.seconds(ContinuousClock.now - started)
+          #expect(run.packages.count == 1_000 * seconds, "\(payload)-byte notifications")
+          #expect(run.packages.allSatisfy { abs(($0.current ?? 0) - 20e-6) <= 0.5e-9 * 1.000_001 })
+          #expect(await model.notificationsDropped == 0)
+          let notifications = await model.notificationsSent
+          await client.disconnect()
+          figures.append(
+            "lab, \(payload)-byte notifications: \(run.packages.count) points in \(elapsed) s = \(Int(Double(run.packages.count) / elapsed)) points/s, \(notifications) notifications"
+          )
+        }
+      }
+      for line in figures { print("EmStatPicoLabBenchmark: \(line)") }
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+      Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+  }
+}
