@@ -128,7 +128,7 @@ let package = Package(
       name: "LabTests",
       dependencies: [
         "BlueZ", "DBus", "GATT", "BlendMicro", "BlendMicroClient", "E4", "E4Link", "Signals", "EmStatPico",
-        "EmStatPicoClient", "MethodScriptFormat", "ActiGraphLink", "ActiGraphLinkSDK",
+        "EmStatPicoClient", "MethodScriptFormat", "ActiGraphLink", "ActiGraphLinkSDK", "DoppelKit", "Scenario",
       ]),
   ],
   swiftLanguageModes: [.v6]

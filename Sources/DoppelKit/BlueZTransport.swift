@@ -7,6 +7,11 @@ import Scenario
 /// adapter (default the first), each client on an adapter of its own that
 /// hosts no device, the first free one after its device's (the emulated
 /// controllers carry one LE link each well).
+///
+/// Given a pool of adapters, a run keeps to it: devices without an adapter
+/// of their own go to the pool's first, clients to the others, and a device
+/// placed outside the pool is an error. Runs with disjoint pools share one
+/// bluetoothd without meeting (the lab runs scenarios side by side so).
 public actor BlueZTransport: ScenarioTransport {
   public nonisolated let clock: any Clock<Duration> = ContinuousClock()
   private let bus: DBusBusAddress
@@ -15,13 +20,22 @@ public actor BlueZTransport: ScenarioTransport {
   private var hosted: [String: String] = [:]
   private var clientAdapters: [String: BluetoothAdapter] = [:]
   private let centralAdapters: [String]?
+  private let pool: [String]?
   private var hostedCount = 0
 
-  /// - Parameter centralAdapters: adapters clients may use, in order; `nil`
-  ///   takes every adapter that hosts no device.
-  public init(bus: DBusBusAddress = .system, centralAdapters: [String]? = nil) {
+  /// - Parameters:
+  ///   - adapters: the adapters this run may use (hci names or addresses),
+  ///     the first for devices placed nowhere; `nil` for every adapter.
+  ///   - centralAdapters: adapters clients may use, in order; `nil`
+  ///     takes every adapter (of the pool) that hosts no device.
+  public init(bus: DBusBusAddress = .system, adapters: [String]? = nil, centralAdapters: [String]? = nil) {
     self.bus = bus
+    self.pool = adapters
     self.centralAdapters = centralAdapters
+  }
+
+  private static func matches(_ adapter: BluetoothAdapter, _ names: [String]) -> Bool {
+    names.contains(adapter.name) || names.contains { $0.uppercased() == adapter.address.uppercased() }
   }
 
   private func connectBus() async throws -> DBusConnection {
@@ -36,7 +50,15 @@ public actor BlueZTransport: ScenarioTransport {
       bus = try await connectBus()
       peripheralBus = bus
     }
-    let adapter = try await BluetoothAdapter.find(device.adapter, on: bus)
+    let adapter = try await BluetoothAdapter.find(device.adapter ?? pool?.first, on: bus)
+    if let pool, !Self.matches(adapter, pool) {
+      throw ScenarioError(
+        .invalidValue, file: device.location.file, line: device.location.line,
+        column: device.location.column,
+        "'\(device.id)' is placed on \(adapter.name) (\(adapter.address)), outside this run's adapters "
+          + pool.joined(separator: ", "),
+        suggestion: "add \(adapter.name) to --adapters, or leave the device's 'adapter' out")
+    }
     try await adapter.powerOn(on: bus)
     hostedCount += 1
     let peripheral = try await BlueZPeripheral.host(model, on: adapter, bus: bus, name: "scenario\(hostedCount)")
@@ -52,7 +74,8 @@ public actor BlueZTransport: ScenarioTransport {
     let taken = Set(clientAdapters.values.map(\.name))
     let candidates = all.filter { adapter in
       !hosting.contains(adapter.name) && !taken.contains(adapter.name)
-        && (centralAdapters.map { $0.contains(adapter.name) || $0.contains(adapter.address) } ?? true)
+        && (pool.map { Self.matches(adapter, $0) } ?? true)
+        && (centralAdapters.map { Self.matches(adapter, $0) } ?? true)
     }.sorted { Self.index(of: $0.name) < Self.index(of: $1.name) }
     // The client sits next to its device: the first free adapter after the
     // one hosting it (hci0's device gets hci1, hci2's gets hci3), so a device
@@ -62,8 +85,10 @@ public actor BlueZTransport: ScenarioTransport {
       throw ScenarioError(
         .invalidValue, file: "", line: 0, column: 0,
         "no free adapter for \(device.id)'s client: adapters \(all.map(\.name).joined(separator: ", ")), "
-          + "hosting devices \(hosting.sorted().joined(separator: ", ")), taken by clients \(taken.sorted().joined(separator: ", "))",
-        suggestion: "give the lab more adapters (ci/lab --adapters N)")
+          + "hosting devices \(hosting.sorted().joined(separator: ", ")), taken by clients \(taken.sorted().joined(separator: ", "))"
+          + (pool.map { "; this run may use \($0.joined(separator: ", "))" } ?? ""),
+        suggestion: pool == nil
+          ? "give the lab more adapters (ci/lab --adapters N)" : "give --adapters one more adapter")
     }
     // Taken before the next suspension, so clients starting at once get different adapters.
     clientAdapters[device.id] = adapter
@@ -75,6 +100,9 @@ public actor BlueZTransport: ScenarioTransport {
   static func index(of name: String) -> Int {
     Int(name.drop { !$0.isNumber }) ?? Int.max
   }
+
+  /// The adapter hosting a device (its hci name).
+  public func hostAdapter(for device: String) -> String? { hosted[device] }
 
   /// The adapter a device's client was given.
   public func clientAdapter(for device: String) -> BluetoothAdapter? { clientAdapters[device] }

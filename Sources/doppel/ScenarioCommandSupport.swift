@@ -14,6 +14,15 @@ struct ScenarioOptions: ParsableArguments {
 
   @Option(
     help: ArgumentHelp(
+      "The adapters this run may use (hci names or addresses, comma-separated).",
+      discussion: """
+        Devices without an 'adapter' go to the first, clients to the others; a device placed outside them is \
+        an error. Default: every adapter. Runs with disjoint adapters can share one bluetoothd.
+        """))
+  var adapters: String?
+
+  @Option(
+    help: ArgumentHelp(
       "Adapters the clients may use (hci names or addresses, comma-separated).",
       discussion: "Default: every adapter that hosts no device."))
   var centralAdapters: String?
@@ -30,7 +39,12 @@ struct ScenarioOptions: ParsableArguments {
 
   func transport() -> any ScenarioTransport {
     if loopback { return LoopbackTransport() }
-    return BlueZTransport(centralAdapters: centralAdapters?.split(separator: ",").map(String.init))
+    return BlueZTransport(
+      adapters: adapters.map(Self.list), centralAdapters: centralAdapters.map(Self.list))
+  }
+
+  private static func list(_ text: String) -> [String] {
+    text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
   }
 }
 
