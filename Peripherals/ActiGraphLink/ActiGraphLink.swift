@@ -347,13 +347,14 @@ public actor ActiGraphLink: PeripheralModel {
   /// Sends a message in chunks of the smallest subscriber's ATT_MTU − 3.
   /// A central that is connected but whose subscription the host has not
   /// reported yet (BlueZ tells the application a moment after the CCCD
-  /// write) is waited for, up to a second; a chunk refused as too long is
-  /// sent again in 20-byte chunks.
+  /// write; on a loaded lab machine over a second later) is waited for, up
+  /// to five seconds; a chunk refused as too long is sent again in 20-byte
+  /// chunks.
   private func send(_ message: LinkMessage) async {
     guard let host else { return }
     var subscribers = await host.subscribers(of: Self.response)
     var waited = 0
-    while subscribers.isEmpty, !connected.isEmpty, waited < 50 {
+    while subscribers.isEmpty, !connected.isEmpty, waited < 250 {
       do { try await host.clock.sleep(for: .milliseconds(20)) } catch { return }
       waited += 1
       subscribers = await host.subscribers(of: Self.response)
