@@ -133,30 +133,38 @@ extension LabTests {
 
     /// Sustained CA points per second through BlueZ, 20-byte notifications
     /// (the module as PalmSens describes it) beside notifications up to
-    /// ATT_MTU − 3 (EmStatPicoThroughputTests gives the loopback's figures).
-    @Test(.timeLimit(.minutes(5)))
+    /// ATT_MTU − 3, each with the peripheral's notifications as D-Bus signals
+    /// (`PropertiesChanged`) and on an `AcquireNotify` socket, in one run
+    /// (EmStatPicoThroughputTests gives the loopback's figures).
+    @Test(.timeLimit(.minutes(8)))
     func caPointsPerSecondThroughTheLab() async throws {
       var figures: [String] = []
       for (payload, seconds) in [(20, 1), (244, 5)] {
-        let model = EmStatPico(
-          configuration: EmStatPicoConfiguration(
-            name: "EmStat Pico", currentNoise: 0, impedanceNoise: 0, notificationPayload: payload))
-        try await LabSession.run { lab in
-          _ = try await lab.host(model, on: 0, name: "emstatpico\(payload)")
-          let client = EmStatPicoClient(link: try await lab.central(on: 1))
-          try await client.connect(namePrefix: "EmStat Pico", timeout: .seconds(60))
-          let started = ContinuousClock.now
-          let run = try await Self.packages(
-            try await client.sendMethodScript(Self.fastCA(seconds: seconds), lineTimeout: .seconds(30)))
-          let elapsed = Self.seconds(ContinuousClock.now - started)
-          #expect(run.packages.count == 1_000 * seconds, "\(payload)-byte notifications")
-          #expect(run.packages.allSatisfy { abs(($0.current ?? 0) - 20e-6) <= 0.5e-9 * 1.000_001 })
-          #expect(await model.notificationsDropped == 0)
-          let notifications = await model.notificationsSent
-          await client.disconnect()
-          figures.append(
-            "lab, \(payload)-byte notifications: \(run.packages.count) points in \(elapsed) s = \(Int(Double(run.packages.count) / elapsed)) points/s, \(notifications) notifications"
-          )
+        for sockets in [false, true] {
+          let path = sockets ? "AcquireNotify socket" : "PropertiesChanged"
+          let model = EmStatPico(
+            configuration: EmStatPicoConfiguration(
+              name: "EmStat Pico", currentNoise: 0, impedanceNoise: 0, notificationPayload: payload))
+          try await LabSession.run { lab in
+            let peripheral = try await lab.host(
+              model, on: 0, name: "emstatpico\(payload)\(sockets ? "s" : "d")", notificationSockets: sockets)
+            let client = EmStatPicoClient(link: try await lab.central(on: 1))
+            try await client.connect(namePrefix: "EmStat Pico", timeout: .seconds(60))
+            let started = ContinuousClock.now
+            let run = try await Self.packages(
+              try await client.sendMethodScript(Self.fastCA(seconds: seconds), lineTimeout: .seconds(30)))
+            let elapsed = Self.seconds(ContinuousClock.now - started)
+            #expect(run.packages.count == 1_000 * seconds, "\(payload)-byte notifications, \(path)")
+            #expect(run.packages.allSatisfy { abs(($0.current ?? 0) - 20e-6) <= 0.5e-9 * 1.000_001 })
+            #expect(await model.notificationsDropped == 0)
+            let notifications = await model.notificationsSent
+            let acquired = await peripheral.acquiredNotificationSockets
+            #expect(sockets ? acquired >= 1 : acquired == 0, "BlueZ acquired \(acquired) sockets")
+            await client.disconnect()
+            figures.append(
+              "lab, \(payload)-byte notifications, \(path): \(run.packages.count) points in \(elapsed) s = \(Int(Double(run.packages.count) / elapsed)) points/s, \(notifications) notifications"
+            )
+          }
         }
       }
       for line in figures { print("EmStatPicoLabBenchmark: \(line)") }
