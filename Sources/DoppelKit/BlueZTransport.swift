@@ -15,13 +15,18 @@ public actor BlueZTransport: ScenarioTransport {
   private var hosted: [String: String] = [:]
   private var clientAdapters: [String: BluetoothAdapter] = [:]
   private let centralAdapters: [String]?
+  private let notificationSockets: Bool
   private var hostedCount = 0
 
-  /// - Parameter centralAdapters: adapters clients may use, in order; `nil`
-  ///   takes every adapter that hosts no device.
-  public init(bus: DBusBusAddress = .system, centralAdapters: [String]? = nil) {
+  /// - Parameters:
+  ///   - centralAdapters: adapters clients may use, in order; `nil` takes
+  ///     every adapter that hosts no device.
+  ///   - notificationSockets: whether devices offer BlueZ `AcquireNotify`
+  ///     (see ``BlueZPeripheral``); `false` sends notifications as D-Bus signals.
+  public init(bus: DBusBusAddress = .system, centralAdapters: [String]? = nil, notificationSockets: Bool = true) {
     self.bus = bus
     self.centralAdapters = centralAdapters
+    self.notificationSockets = notificationSockets
   }
 
   private func connectBus() async throws -> DBusConnection {
@@ -39,7 +44,8 @@ public actor BlueZTransport: ScenarioTransport {
     let adapter = try await BluetoothAdapter.find(device.adapter, on: bus)
     try await adapter.powerOn(on: bus)
     hostedCount += 1
-    let peripheral = try await BlueZPeripheral.host(model, on: adapter, bus: bus, name: "scenario\(hostedCount)")
+    let peripheral = try await BlueZPeripheral.host(
+      model, on: adapter, bus: bus, name: "scenario\(hostedCount)", notificationSockets: notificationSockets)
     hosted[device.id] = adapter.name
     return Hosted(peripheral: peripheral)
   }

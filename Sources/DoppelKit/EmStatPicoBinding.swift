@@ -56,6 +56,11 @@ public struct EmStatPicoBinding: DeviceBinding {
         "current-noise", .number(0...0.1), default: .number(1e-4),
         help: "current noise, standard deviation as a fraction of the range's full scale"),
       SettingSpec("impedance-noise", .number(0...0.1), default: .number(1e-3), help: "relative impedance noise"),
+      SettingSpec(
+        "notification-payload", .integer(20...244), default: .integer(20),
+        help:
+          "most bytes a TX FIFO notification carries: 20 as PalmSens describes the module; more (within ATT_MTU − 3) for throughput runs"
+      ),
     ],
     streams: [
       StreamSpec(
@@ -86,7 +91,9 @@ public struct EmStatPicoBinding: DeviceBinding {
         help: "connect again after the link is lost and send the script again, as a user pressing play would"),
       SettingSpec("abort-after", .duration, help: "send `Z` this long after the script was sent"),
     ],
-    metrics: ["points", "last-current", "last-potential", "last-z-real", "last-z-imaginary"],
+    metrics: [
+      "points", "points-per-second", "last-current", "last-potential", "last-z-real", "last-z-imaginary",
+    ],
     events: [
       "version", "script-sent", "measurement-started", "measurement-ended", "script-ended", "aborted", "overload",
       "device-error",
@@ -126,7 +133,7 @@ public struct EmStatPicoBinding: DeviceBinding {
         name: device.name ?? "EmStat Pico", serialNumber: device.serial ?? "ESPICO0001",
         cell: ElectrochemicalCell(circuit: circuit, redox: redox), currentNoise: number("current-noise", 1e-4),
         impedanceNoise: number("impedance-noise", 1e-3), seed: signals.seed(device: device.id, stream: "current"),
-        backgroundCurrent: background))
+        notificationPayload: settings["notification-payload"]?.integer ?? 20, backgroundCurrent: background))
     if let file = device.client["script-file"]?.text {
       let path = file.hasPrefix("/") ? file : URL(fileURLWithPath: signals.directory).appendingPathComponent(file).path
       guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
@@ -222,12 +229,20 @@ public struct EmStatPicoBinding: DeviceBinding {
 
   /// Sends the script and reports its output until it ends. A device error
   /// line is reported as the event `device-error` (not a client error).
+  /// The time since this call, on `clock`.
+  private static func stopwatch<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {
+    let start = clock.now
+    return { start.duration(to: clock.now) }
+  }
+
   private func measure(
     _ client: EmStatPicoClient, clock: any Clock<Duration>, abortAfter: Duration?, pacer: Task<Void, Never>,
     points: inout Int, observer: ClientObserver
   ) async throws {
     defer { pacer.cancel() }
     let id = device.id
+    let elapsed = Self.stopwatch(clock)
+    let pointsBefore = points
     let stream = try await client.sendMethodScript(script)
     await observer.event("script-sent", device: id)
     let aborter = abortAfter.map { delay in
@@ -245,6 +260,12 @@ public struct EmStatPicoBinding: DeviceBinding {
           pacer.cancel()
           await observer.event("measurement-started", device: id, detail: "M" + loop)
         case .loopEnded:
+          // Points per second from sending the script to the loop's last package.
+          let took = elapsed().components
+          let seconds = Double(took.seconds) + Double(took.attoseconds) / 1e18
+          if seconds > 0 {
+            await observer.metric("points-per-second", Double(points - pointsBefore) / seconds, device: id)
+          }
           await observer.event("measurement-ended", device: id)
         case .package(let package):
           points += 1

@@ -18,6 +18,12 @@ struct ScenarioOptions: ParsableArguments {
       discussion: "Default: every adapter that hosts no device."))
   var centralAdapters: String?
 
+  @Flag(
+    help: ArgumentHelp(
+      "Send every notification as a D-Bus signal (PropertiesChanged), not on a socket BlueZ acquires.",
+      discussion: "For comparisons: by default devices offer BlueZ AcquireNotify."))
+  var noNotificationSockets = false
+
   /// The scenario, or exit status 2 with every problem printed.
   func load() throws -> Scenario {
     do {
@@ -30,7 +36,9 @@ struct ScenarioOptions: ParsableArguments {
 
   func transport() -> any ScenarioTransport {
     if loopback { return LoopbackTransport() }
-    return BlueZTransport(centralAdapters: centralAdapters?.split(separator: ",").map(String.init))
+    return BlueZTransport(
+      centralAdapters: centralAdapters?.split(separator: ",").map(String.init),
+      notificationSockets: !noNotificationSockets)
   }
 }
 
