@@ -61,6 +61,9 @@ public struct EmStatPicoBinding: DeviceBinding {
         help:
           "most bytes a TX FIFO notification carries: 20 as PalmSens describes the module; more (within ATT_MTU − 3) for throughput runs"
       ),
+      SettingSpec(
+        "output-gathering", .duration, default: .duration(.zero),
+        help: "how long output may gather before a notification that is not full goes out (e.g. 7.5ms)"),
     ],
     streams: [
       StreamSpec(
@@ -133,7 +136,8 @@ public struct EmStatPicoBinding: DeviceBinding {
         name: device.name ?? "EmStat Pico", serialNumber: device.serial ?? "ESPICO0001",
         cell: ElectrochemicalCell(circuit: circuit, redox: redox), currentNoise: number("current-noise", 1e-4),
         impedanceNoise: number("impedance-noise", 1e-3), seed: signals.seed(device: device.id, stream: "current"),
-        notificationPayload: settings["notification-payload"]?.integer ?? 20, backgroundCurrent: background))
+        notificationPayload: settings["notification-payload"]?.integer ?? 20,
+        outputGathering: settings["output-gathering"]?.duration ?? .zero, backgroundCurrent: background))
     if let file = device.client["script-file"]?.text {
       let path = file.hasPrefix("/") ? file : URL(fileURLWithPath: signals.directory).appendingPathComponent(file).path
       guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {

@@ -133,18 +133,22 @@ extension LabTests {
 
     /// Sustained CA points per second through BlueZ, 20-byte notifications
     /// (the module as PalmSens describes it) beside notifications up to
-    /// ATT_MTU − 3, each with the peripheral's notifications as D-Bus signals
+    /// ATT_MTU − 3 (sent at once, and gathered for up to 7.5 ms to fill
+    /// them), each with the peripheral's notifications as D-Bus signals
     /// (`PropertiesChanged`) and on an `AcquireNotify` socket, in one run
     /// (EmStatPicoThroughputTests gives the loopback's figures).
-    @Test(.timeLimit(.minutes(8)))
+    @Test(.timeLimit(.minutes(10)))
     func caPointsPerSecondThroughTheLab() async throws {
       var figures: [String] = []
-      for (payload, seconds) in [(20, 1), (244, 5)] {
+      let gathering = Duration.microseconds(7_500)
+      for (payload, seconds, gather) in [(20, 1, Duration.zero), (244, 5, .zero), (244, 5, gathering)] {
         for sockets in [false, true] {
-          let path = sockets ? "AcquireNotify socket" : "PropertiesChanged"
+          let path =
+            (sockets ? "AcquireNotify socket" : "PropertiesChanged") + (gather > .zero ? ", output gathered" : "")
           let model = EmStatPico(
             configuration: EmStatPicoConfiguration(
-              name: "EmStat Pico", currentNoise: 0, impedanceNoise: 0, notificationPayload: payload))
+              name: "EmStat Pico", currentNoise: 0, impedanceNoise: 0, notificationPayload: payload,
+              outputGathering: gather))
           try await LabSession.run { lab in
             let peripheral = try await lab.host(
               model, on: 0, name: "emstatpico\(payload)\(sockets ? "s" : "d")", notificationSockets: sockets)
