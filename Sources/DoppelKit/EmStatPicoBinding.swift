@@ -95,7 +95,8 @@ public struct EmStatPicoBinding: DeviceBinding {
       SettingSpec("abort-after", .duration, help: "send `Z` this long after the script was sent"),
     ],
     metrics: [
-      "points", "points-per-second", "last-current", "last-potential", "last-z-real", "last-z-imaginary",
+      "points", "points-per-second", "loop-points-per-second", "last-current", "last-potential", "last-z-real",
+      "last-z-imaginary",
     ],
     events: [
       "version", "script-sent", "measurement-started", "measurement-ended", "script-ended", "aborted", "overload",
@@ -233,6 +234,10 @@ public struct EmStatPicoBinding: DeviceBinding {
 
   /// Sends the script and reports its output until it ends. A device error
   /// line is reported as the event `device-error` (not a client error).
+  static func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+  }
+
   /// The time since this call, on `clock`.
   private static func stopwatch<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {
     let start = clock.now
@@ -247,6 +252,7 @@ public struct EmStatPicoBinding: DeviceBinding {
     let id = device.id
     let elapsed = Self.stopwatch(clock)
     let pointsBefore = points
+    var loopStart: (time: Duration, points: Int)?
     let stream = try await client.sendMethodScript(script)
     await observer.event("script-sent", device: id)
     let aborter = abortAfter.map { delay in
@@ -262,13 +268,18 @@ public struct EmStatPicoBinding: DeviceBinding {
         switch event {
         case .loopStarted(let loop):
           pacer.cancel()
+          loopStart = (elapsed(), points)
           await observer.event("measurement-started", device: id, detail: "M" + loop)
         case .loopEnded:
-          // Points per second from sending the script to the loop's last package.
-          let took = elapsed().components
-          let seconds = Double(took.seconds) + Double(took.attoseconds) / 1e18
-          if seconds > 0 {
-            await observer.metric("points-per-second", Double(points - pointsBefore) / seconds, device: id)
+          // Points per second from sending the script to the loop's last
+          // package, and the sustained rate from the loop's start (`M…`) on.
+          let end = elapsed()
+          if end > .zero {
+            await observer.metric("points-per-second", Double(points - pointsBefore) / Self.seconds(end), device: id)
+          }
+          if let loopStart, end > loopStart.time {
+            let rate = Double(points - loopStart.points) / Self.seconds(end - loopStart.time)
+            await observer.metric("loop-points-per-second", rate, device: id)
           }
           await observer.event("measurement-ended", device: id)
         case .package(let package):
