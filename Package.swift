@@ -32,10 +32,12 @@ let package = Package(
     // Emulated devices: transport-neutral, on the GATT seam only.
     // Signal sources devices sample: generators, synthetic physiology, recordings.
     .target(name: "Signals"),
-    .target(name: "BlendMicro", dependencies: ["GATT", "Signals"], path: "Peripherals/BlendMicro", exclude: ["README.md"]),
+    .target(
+      name: "BlendMicro", dependencies: ["GATT", "Signals"], path: "Peripherals/BlendMicro", exclude: ["README.md"]),
     .target(name: "E4", dependencies: ["GATT", "Signals"], path: "Peripherals/E4", exclude: ["README.md"]),
     .target(
-      name: "ActiGraphLink", dependencies: ["GATT", "Signals"], path: "Peripherals/ActiGraphLink", exclude: ["README.md"]),
+      name: "ActiGraphLink", dependencies: ["GATT", "Signals"], path: "Peripherals/ActiGraphLink",
+      exclude: ["README.md"]),
     // MethodSCRIPT package encoding (PalmSens EmStat Pico): shared by the device model and its client.
     .target(name: "MethodScriptFormat"),
     .target(
@@ -106,7 +108,10 @@ let package = Package(
       dependencies: ["BlueZ", "DBus", "GATT", .product(name: "ArgumentParser", package: "swift-argument-parser")],
       path: "Benchmarks/notify-bench"
     ),
-    .testTarget(name: "DBusTests", dependencies: ["DBus"]),
+    // A private dbus-daemon per test, for the D-Bus and BlueZ unit tests.
+    .target(name: "DBusTestSupport", dependencies: ["DBus"], path: "Tests/DBusTestSupport"),
+    .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport"]),
+    .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "DBusTestSupport", "GATT"]),
     .testTarget(name: "GATTTests", dependencies: ["GATT"]),
     .testTarget(name: "SignalsTests", dependencies: ["Signals"]),
     .testTarget(name: "ScenarioTests", dependencies: ["Scenario", "GATT", "Signals"], exclude: ["Malformed"]),
@@ -120,7 +125,8 @@ let package = Package(
     .testTarget(name: "ActiGraphLinkTests", dependencies: ["ActiGraphLink", "ActiGraphLinkSDK", "GATT", "Signals"]),
     .testTarget(name: "E4Tests", dependencies: ["E4", "E4Link", "GATT", "Signals"]),
     .testTarget(
-      name: "EmStatPicoTests", dependencies: ["EmStatPico", "EmStatPicoClient", "MethodScriptFormat", "GATT", "Signals"]),
+      name: "EmStatPicoTests",
+      dependencies: ["EmStatPico", "EmStatPicoClient", "MethodScriptFormat", "GATT", "Signals"]),
     .testTarget(name: "DoppelKitTests", dependencies: ["DoppelKit", "Scenario", "GATT", "Signals", "BlendMicro"]),
     .testTarget(name: "DoppelCLITests", dependencies: ["doppel"]),
     // End-to-end tests over real BlueZ; ci/test runs them inside the virtual lab.

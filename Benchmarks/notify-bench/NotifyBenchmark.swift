@@ -16,12 +16,15 @@ struct NotifyBenchmark: AsyncParsableCommand {
     @Option(help: "Adapter to host on.") var adapter = "hci0"
     @Option(help: "Notification interval in microseconds.") var intervalUs = 1000
     @Option(help: "Seconds to serve.") var seconds = 30.0
+    @Flag(help: "Notify with D-Bus signals (PropertiesChanged), not on a socket BlueZ acquires.")
+    var noNotificationSockets = false
 
     func run() async throws {
       let bus = try await DBusConnection.connect(to: .system)
       let adapter = try await BluetoothAdapter.find(self.adapter, on: bus)
       let model = TimestampPeripheral(interval: .microseconds(intervalUs))
-      let hosted = try await BlueZPeripheral.host(model, on: adapter, bus: bus, name: "bench")
+      let hosted = try await BlueZPeripheral.host(
+        model, on: adapter, bus: bus, name: "bench", notificationSockets: !noNotificationSockets)
       print("serving on \(adapter)", terminator: "\n")
       try await Task.sleep(for: .seconds(seconds))
       await hosted.stop()

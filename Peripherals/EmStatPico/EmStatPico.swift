@@ -362,11 +362,25 @@ public actor EmStatPico: PeripheralModel {
 
   /// Sends the output stream in notifications of at most 20 bytes (or the
   /// configured payload, within ATT_MTU − 3), in order,
-  /// while the host is ready. Output with nobody subscribed is lost.
+  /// while the host is ready. Output with nobody subscribed is lost. A
+  /// notification that would not be full waits `outputGathering` once for
+  /// more output, so that output faster than the link fills notifications;
+  /// the pump ends once a wait brought nothing. (Waiting again after each
+  /// notification, rather than ending, also lets a virtual clock move on at
+  /// once instead of waiting for this task to sleep.)
   private func pump() async {
     defer { sending = false }
-    while let host, hostReady, isResponding, !outgoing.isEmpty {
+    let gathering = configuration.outputGathering
+    var waited = false
+    while let host, hostReady, isResponding {
       let size = max(1, min(configuration.notificationPayload, mtu - 3))
+      if outgoing.count < size, !waited, gathering != .zero {
+        waited = true
+        try? await host.clock.sleep(for: gathering)
+        continue
+      }
+      guard !outgoing.isEmpty else { break }
+      waited = false
       let chunk = Array(outgoing.prefix(size))
       outgoing.removeFirst(chunk.count)
       if dropCount > 0 {

@@ -26,6 +26,13 @@ public struct EmStatPicoConfiguration: Sendable {
   /// with the negotiated ATT MTU (ATT_MTU − 3), Doppel's extension for
   /// throughput runs.
   public var notificationPayload: Int
+  /// How long output may gather before a notification that is not full goes
+  /// out, as the module fills a notification with what its UART buffer holds
+  /// by the next connection event (7.5 ms is the shortest BLE connection
+  /// interval). Zero, the default, sends whatever is there at once; with
+  /// notifications on a socket, which cost the model no round trip, fast
+  /// output then goes out in many small notifications.
+  public var outputGathering: Duration
   /// Extra current in A added to every reading, by seconds since the script started
   /// (drift, interference, a recorded trace); `nil` for none.
   public var backgroundCurrent: (any SignalSource)?
@@ -41,6 +48,7 @@ public struct EmStatPicoConfiguration: Sendable {
     impedanceNoise: Double = 1e-3,
     seed: UInt64 = 1,
     notificationPayload: Int = 20,
+    outputGathering: Duration = .zero,
     backgroundCurrent: (any SignalSource)? = nil
   ) {
     self.name = name
@@ -53,6 +61,7 @@ public struct EmStatPicoConfiguration: Sendable {
     self.impedanceNoise = impedanceNoise
     self.seed = seed
     self.notificationPayload = min(244, max(20, notificationPayload))
+    self.outputGathering = max(.zero, outputGathering)
     self.backgroundCurrent = backgroundCurrent
   }
 }

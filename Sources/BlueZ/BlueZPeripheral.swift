@@ -1,5 +1,6 @@
 import DBus
 import GATT
+import Glibc
 
 /// Hosts one device model on one adapter through BlueZ: its profile as a GATT
 /// application (`GattManager1.RegisterApplication`), its advertisement
@@ -8,6 +9,12 @@ import GATT
 ///
 /// BlueZ's GATT server API does not say which central subscribed: a
 /// `StartNotify` subscribes every connected central, `StopNotify` all of them.
+///
+/// Characteristics that notify offer BlueZ `AcquireNotify` (unless
+/// `notificationSockets` is off): BlueZ then asks for a socket when a central
+/// subscribes, and each notification is one packet on it instead of a D-Bus
+/// signal. BlueZ closing the socket ends the subscription, as `StopNotify`
+/// does. Without a socket, notifications change the `Value` property.
 public actor BlueZPeripheral: PeripheralHost {
   /// What the model is told, in order.
   private enum Event: Sendable {
@@ -22,6 +29,8 @@ public actor BlueZPeripheral: PeripheralHost {
   public nonisolated let model: any PeripheralModel
   public nonisolated let adapter: BluetoothAdapter
   public nonisolated let clock: any Clock<Duration> = ContinuousClock()
+  /// Whether notifying characteristics offer BlueZ `AcquireNotify`.
+  public nonisolated let notificationSockets: Bool
   let bus: DBusConnection
   let objects: GATTApplicationObjects
   private(set) var advertisement: LEAdvertisementObject
@@ -48,21 +57,34 @@ public actor BlueZPeripheral: PeripheralHost {
   private var subscribed: [CharacteristicAddress: [CentralID]] = [:]
   private var disconnecting: Set<CentralID> = []
   private var confirmations: [CharacteristicAddress: [CheckedContinuation<Void, Never>]] = [:]
+  /// The sockets BlueZ acquired, by characteristic, with their numbers.
+  private var acquired: [CharacteristicAddress: [(number: Int, socket: NotificationSocket)]] = [:]
+  private var socketsAcquired = 0
+
+  /// How many notification sockets BlueZ has acquired since hosting began.
+  public var acquiredNotificationSockets: Int { socketsAcquired }
   private var isRunning = true
 
   /// Exports `model` on `adapter` under `/org/doppel/<adapter>/<name>` and
   /// starts advertising. `name` must be unique per adapter and bus connection.
+  /// `notificationSockets: false` sends every notification as a D-Bus signal.
   public static func host(
-    _ model: any PeripheralModel, on adapter: BluetoothAdapter, bus: DBusConnection, name: String
+    _ model: any PeripheralModel, on adapter: BluetoothAdapter, bus: DBusConnection, name: String,
+    notificationSockets: Bool = true
   ) async throws -> BlueZPeripheral {
     let root = try ObjectPath("/org/doppel").appending(adapter.name).appending(name)
-    let peripheral = try BlueZPeripheral(model: model, adapter: adapter, bus: bus, root: root)
+    let peripheral = try BlueZPeripheral(
+      model: model, adapter: adapter, bus: bus, root: root, notificationSockets: notificationSockets)
     try await peripheral.start()
     return peripheral
   }
 
-  private init(model: any PeripheralModel, adapter: BluetoothAdapter, bus: DBusConnection, root: ObjectPath) throws {
+  private init(
+    model: any PeripheralModel, adapter: BluetoothAdapter, bus: DBusConnection, root: ObjectPath,
+    notificationSockets: Bool
+  ) throws {
     self.model = model
+    self.notificationSockets = notificationSockets
     self.adapter = adapter
     self.bus = bus
     self.objects = try GATTApplicationObjects(root: root, profile: model.profile)
@@ -108,6 +130,8 @@ public actor BlueZPeripheral: PeripheralHost {
       _ = try? await manager.call(BlueZ.gattManagerInterface, "UnregisterApplication", [.objectPath(objects.root)])
     }
     try? await bus.unexport(advertisement.path)
+    for socket in acquired.values.joined() { socket.socket.close() }
+    acquired.removeAll()
     await objects.unexport(on: bus)
     deviceWatch?.cancel()
     events.finish()
@@ -204,7 +228,11 @@ public actor BlueZPeripheral: PeripheralHost {
   // MARK: BlueZ's calls
 
   private nonisolated func methods(for address: CharacteristicAddress) -> GATTApplicationObjects.CharacteristicMethods {
-    .init(
+    let acquireNotify: DBusOrderedMethodHandler = { call, reply in
+      let options = call.body[0].dictionary ?? [:]
+      Task { await self.acquireNotify(address, options: options, reply: reply) }
+    }
+    return .init(
       read: { call, reply in
         let options = call.body[0].dictionary ?? [:]
         Task { await self.read(address, options: options, reply: reply) }
@@ -220,7 +248,8 @@ public actor BlueZPeripheral: PeripheralHost {
       confirm: { _ in
         await self.confirmed(address)
         return []
-      })
+      },
+      acquireNotify: notificationSockets ? acquireNotify : nil)
   }
 
   private nonisolated func central(from options: [String: DBusValue]) -> CentralID? {
@@ -264,6 +293,12 @@ public actor BlueZPeripheral: PeripheralHost {
   }
 
   private func setNotifying(_ address: CharacteristicAddress, _ on: Bool, reply: DBusMethodReply) async {
+    await changeSubscription(address, on)
+    await reply.send()
+  }
+
+  /// Subscribes every connected central to `address`, or none.
+  private func changeSubscription(_ address: CharacteristicAddress, _ on: Bool, acquired: Bool? = nil) async {
     if on, connected.isEmpty { await refreshConnectedCentrals() }
     let before = subscribed[address] ?? []
     let after = on ? connected : []
@@ -271,10 +306,48 @@ public actor BlueZPeripheral: PeripheralHost {
     for central in after where !before.contains(central) { events.yield(.subscription(address, central, true)) }
     for central in before where !after.contains(central) { events.yield(.subscription(address, central, false)) }
     if let path = objects.characteristicPaths[address] {
-      try? await bus.updateProperties(
-        at: path, interface: BlueZ.gattCharacteristicInterface, ["Notifying": .boolean(on)])
+      var changes: [String: DBusValue] = ["Notifying": .boolean(on)]
+      if let acquired { changes["NotifyAcquired"] = .boolean(acquired) }
+      try? await bus.updateProperties(at: path, interface: BlueZ.gattCharacteristicInterface, changes)
     }
-    await reply.send()
+  }
+
+  /// BlueZ asks for a notification socket (a central subscribed): it gets
+  /// one end of a fresh socket pair, every notification goes to the other.
+  private func acquireNotify(_ address: CharacteristicAddress, options: [String: DBusValue], reply: DBusMethodReply)
+    async
+  {
+    let central = central(from: options) ?? CentralID("unknown")
+    let mtu = options["mtu"]?.int
+    noteCentral(central, mtu: mtu)
+    var ends: [Int32] = [-1, -1]
+    guard isRunning, socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0
+    else {
+      // Any error but Failed makes BlueZ fall back to StartNotify.
+      let reason = isRunning ? "socketpair failed" : "stopped"
+      await reply.fail(DBusError(name: "org.bluez.Error.NotSupported", message: "no socket for \(address): \(reason)"))
+      return
+    }
+    socketsAcquired += 1
+    let number = socketsAcquired
+    let socket = NotificationSocket(fd: ends[0], mtu: mtu ?? 23) { event in
+      if case .closed = event { Task { await self.notificationSocketClosed(address, number) } }
+    }
+    acquired[address, default: []].append((number, socket))
+    await changeSubscription(address, true, acquired: true)
+    // libdbus sends a duplicate of BlueZ's end; ours is closed once the reply is out.
+    await reply.send([.unixFD(ends[1]), .uint16(UInt16(clamping: mtu ?? 23))])
+    Glibc.close(ends[1])
+  }
+
+  /// BlueZ closed a notification socket: the central unsubscribed (or left).
+  private func notificationSocketClosed(_ address: CharacteristicAddress, _ number: Int) async {
+    guard let index = acquired[address]?.firstIndex(where: { $0.number == number }) else { return }
+    acquired[address]?.remove(at: index).socket.close()
+    if acquired[address]?.isEmpty == true {
+      acquired[address] = nil
+      await changeSubscription(address, false, acquired: false)
+    }
   }
 
   private func confirmed(_ address: CharacteristicAddress) {
@@ -392,6 +465,21 @@ public actor BlueZPeripheral: PeripheralHost {
     let limit = centrals.map { (mtus[$0] ?? 23) - 3 }.min() ?? 20
     guard value.count <= limit else {
       throw GATTError(.valueTooLong, "\(value.count) bytes do not fit ATT_MTU − 3 = \(limit) for \(address)")
+    }
+    if let sockets = acquired[address], !sockets.isEmpty {
+      var delivered = false
+      for (number, socket) in sockets {
+        do throws(NotificationSocket.Closed) {
+          try await socket.send(value)
+          delivered = true
+        } catch {
+          await notificationSocketClosed(address, number)
+        }
+      }
+      if delivered { return }
+      guard !(subscribed[address] ?? []).isEmpty else {
+        throw GATTError(.noSubscribers, "the central unsubscribed from \(address)")
+      }
     }
     do {
       try await bus.updateProperties(at: path, interface: BlueZ.gattCharacteristicInterface, ["Value": .bytes(value)])

@@ -37,6 +37,9 @@ struct GATTApplicationObjects: Sendable {
     var startNotify: DBusOrderedMethodHandler
     var stopNotify: DBusOrderedMethodHandler
     var confirm: DBusMethodHandler
+    /// `AcquireNotify(a{sv}) -> (h, q)`, exported with the `NotifyAcquired`
+    /// property on characteristics that notify; `nil` exports neither.
+    var acquireNotify: DBusOrderedMethodHandler?
   }
 
   /// Exports every object (object manager first, so BlueZ sees them all).
@@ -57,26 +60,29 @@ struct GATTApplicationObjects: Sendable {
       for (path, characteristic) in characteristics {
         let address = CharacteristicAddress(service: service.uuid, characteristic: characteristic.uuid)
         let handlers = methods(address)
+        var methods = [
+          try DBusMethod(name: "ReadValue", input: "a{sv}", output: "ay", ordered: handlers.read),
+          try DBusMethod(name: "WriteValue", input: "aya{sv}", ordered: handlers.write),
+          try DBusMethod(name: "StartNotify", ordered: handlers.startNotify),
+          try DBusMethod(name: "StopNotify", ordered: handlers.stopNotify),
+          try DBusMethod(name: "Confirm", handler: handlers.confirm),
+        ]
+        var properties = [
+          try DBusProperty(name: "UUID", value: .string(characteristic.uuid.uuidString)),
+          try DBusProperty(name: "Service", value: .objectPath(servicePath)),
+          try DBusProperty(name: "Flags", value: .strings(characteristic.properties.bluezFlags)),
+          try DBusProperty(name: "Value", value: .bytes(characteristic.initialValue ?? []), emitsChanged: true),
+          try DBusProperty(name: "Notifying", value: .boolean(false)),
+        ]
+        // BlueZ calls AcquireNotify instead of StartNotify when the property exists.
+        if let acquireNotify = handlers.acquireNotify, characteristic.properties.contains(.notify) {
+          methods.append(try DBusMethod(name: "AcquireNotify", input: "a{sv}", output: "hq", ordered: acquireNotify))
+          properties.append(try DBusProperty(name: "NotifyAcquired", value: .boolean(false)))
+        }
         try await bus.export(
           path,
-          interfaces: [
-            DBusInterface(
-              name: BlueZ.gattCharacteristicInterface,
-              methods: [
-                DBusMethod(name: "ReadValue", input: "a{sv}", output: "ay", ordered: handlers.read),
-                DBusMethod(name: "WriteValue", input: "aya{sv}", ordered: handlers.write),
-                DBusMethod(name: "StartNotify", ordered: handlers.startNotify),
-                DBusMethod(name: "StopNotify", ordered: handlers.stopNotify),
-                DBusMethod(name: "Confirm", handler: handlers.confirm),
-              ],
-              properties: [
-                DBusProperty(name: "UUID", value: .string(characteristic.uuid.uuidString)),
-                DBusProperty(name: "Service", value: .objectPath(servicePath)),
-                DBusProperty(name: "Flags", value: .strings(characteristic.properties.bluezFlags)),
-                DBusProperty(name: "Value", value: .bytes(characteristic.initialValue ?? []), emitsChanged: true),
-                DBusProperty(name: "Notifying", value: .boolean(false)),
-              ])
-          ])
+          interfaces: [DBusInterface(name: BlueZ.gattCharacteristicInterface, methods: methods, properties: properties)]
+        )
         for (k, descriptor) in characteristic.descriptors.enumerated()
         where descriptor.uuid != .clientCharacteristicConfiguration {
           // BlueZ adds the CCCD itself for notify/indicate characteristics.

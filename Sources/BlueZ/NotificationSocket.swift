@@ -1,26 +1,42 @@
 import Dispatch
 import Glibc
+import Synchronization
 
-/// The socket BlueZ hands out for `AcquireNotify`: every read is one
-/// notification. Read on its own dispatch queue; closing it ends the
-/// subscription. `@unchecked Sendable`: a dispatch source may be cancelled
-/// from any thread, and that is all that is done with it from outside.
+/// The socket of an `AcquireNotify`: every packet is one notification.
+///
+/// Both roles use it. A central reads the socket BlueZ hands out; a
+/// peripheral keeps its end of the socket pair it hands BlueZ and ``send(_:)``s
+/// each notification as one packet. Either way, the other end closing means
+/// the subscription ended (``Event/closed``). The socket is read on its own
+/// dispatch queue. `@unchecked Sendable`: the dispatch sources are touched
+/// only on that queue (or cancelled, which is thread-safe), and the outgoing
+/// queue is behind a mutex.
 final class NotificationSocket: @unchecked Sendable {
   enum Event: Sendable {
     case packet([UInt8])
-    /// End of file or an error: BlueZ closed its end.
+    /// End of file or an error: the other end closed.
     case closed
   }
 
-  private let source: DispatchSourceRead
+  /// The socket was closed, by either end, before a notification went out.
+  struct Closed: Error {}
+
+  private let fd: Int32
+  private let queue = DispatchQueue(label: "doppel.bluez.notify")
+  private let readSource: DispatchSourceRead
+  private let writeSource: DispatchSourceWrite
+  /// Whether `writeSource` is resumed, waiting for room (only on `queue`).
+  private var waitingForRoom = false
+  private let outbox = Mutex(Outbox())
 
   init(fd: Int32, mtu: Int, handler: @escaping @Sendable (Event) -> Void) {
+    self.fd = fd
     let flags = fcntl(fd, F_GETFL)
     _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
-    let queue = DispatchQueue(label: "doppel.bluez.notify")
-    source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+    readSource = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+    writeSource = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
     let capacity = max(mtu, 23) + 8
-    source.setEventHandler { [source] in
+    readSource.setEventHandler { [weak self] in
       var buffer = [UInt8](repeating: 0, count: capacity)
       while true {
         let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, capacity) }
@@ -29,16 +45,151 @@ final class NotificationSocket: @unchecked Sendable {
         } else if count < 0, errno == EAGAIN || errno == EINTR {
           return
         } else {
+          self?.failWaiting()
           handler(.closed)
-          source.cancel()
+          self?.shutDown()
           return
         }
       }
     }
-    source.setCancelHandler { Glibc.close(fd) }
-    source.resume()
+    writeSource.setEventHandler { [weak self] in self?.flush() }
+    // The descriptor is closed once both sources are done with it.
+    let sources = DispatchGroup()
+    sources.enter()
+    sources.enter()
+    readSource.setCancelHandler { sources.leave() }
+    writeSource.setCancelHandler { sources.leave() }
+    sources.notify(queue: queue) { _ = Glibc.close(fd) }
+    readSource.resume()
   }
 
-  /// Closes the socket (once); BlueZ then stops notifying.
-  func close() { source.cancel() }
+  deinit { shutDown() }
+
+  /// Closes the socket (once); the other end then sees the subscription end.
+  /// Notifications still waiting to be sent fail with ``Closed``.
+  func close() {
+    failWaiting()
+    queue.async { [self] in shutDown() }
+  }
+
+  /// Cancels both sources (on `queue`, or from `deinit`).
+  private func shutDown() {
+    readSource.cancel()
+    guard !writeSource.isCancelled else { return }
+    // A suspended source runs its cancel handler only once resumed.
+    if !waitingForRoom { writeSource.resume() }
+    waitingForRoom = true
+    writeSource.cancel()
+  }
+
+  // MARK: Sending
+
+  /// Notifications waiting for room in the socket, in the order they were sent.
+  private struct Outbox {
+    var waiting: [(ticket: Int, bytes: [UInt8])] = []
+    var nextTicket = 0
+    /// Callers waiting for their notification to go out, by ticket.
+    var callers: [Int: CheckedContinuation<Bool, Never>] = [:]
+    /// Outcomes that arrived before their caller started waiting.
+    var outcomes: [Int: Bool] = [:]
+    var isClosed = false
+  }
+
+  /// Sends `bytes` as one packet, after every packet sent before it. While
+  /// the socket is full (the reader is behind) it waits for room rather
+  /// than dropping anything. Throws ``Closed`` once the socket is closed.
+  /// Runs on the caller's actor: a packet with room goes out without a hop.
+  func send(_ bytes: [UInt8], isolation: isolated (any Actor)? = #isolation) async throws(Closed) {
+    let ticket: Int? = try outbox.withLock { (box) throws(Closed) -> Int? in
+      guard !box.isClosed else { throw Closed() }
+      if box.waiting.isEmpty {
+        switch Self.write(bytes, to: fd) {
+        case .sent: return nil
+        case .full: break
+        case .broken:
+          box.isClosed = true
+          throw Closed()
+        }
+      }
+      box.nextTicket += 1
+      box.waiting.append((box.nextTicket, bytes))
+      return box.nextTicket
+    }
+    guard let ticket else { return }
+    queue.async { [self] in
+      guard !waitingForRoom else { return }
+      waitingForRoom = true
+      writeSource.resume()
+    }
+    let sent = await withCheckedContinuation { (caller: CheckedContinuation<Bool, Never>) in
+      let outcome: Bool? = outbox.withLock { box in
+        if let outcome = box.outcomes.removeValue(forKey: ticket) { return outcome }
+        box.callers[ticket] = caller
+        return nil
+      }
+      if let outcome { caller.resume(returning: outcome) }
+    }
+    guard sent else { throw Closed() }
+  }
+
+  /// Sends what waits, in order, as far as the socket has room (on `queue`).
+  private func flush() {
+    var done: [(CheckedContinuation<Bool, Never>, Bool)] = []
+    let drained: Bool = outbox.withLock { box in
+      while let first = box.waiting.first {
+        switch Self.write(first.bytes, to: fd) {
+        case .sent:
+          box.waiting.removeFirst()
+          Self.finish(first.ticket, true, in: &box, into: &done)
+        case .full:
+          return false
+        case .broken:
+          box.isClosed = true
+          for entry in box.waiting { Self.finish(entry.ticket, false, in: &box, into: &done) }
+          box.waiting.removeAll()
+        }
+      }
+      return true
+    }
+    for (caller, outcome) in done { caller.resume(returning: outcome) }
+    if drained, waitingForRoom, !writeSource.isCancelled {
+      waitingForRoom = false
+      writeSource.suspend()
+    }
+  }
+
+  private static func finish(
+    _ ticket: Int, _ outcome: Bool, in box: inout Outbox, into done: inout [(CheckedContinuation<Bool, Never>, Bool)]
+  ) {
+    if let caller = box.callers.removeValue(forKey: ticket) {
+      done.append((caller, outcome))
+    } else {
+      box.outcomes[ticket] = outcome
+    }
+  }
+
+  /// Marks the socket closed and fails every notification still waiting.
+  private func failWaiting() {
+    var done: [(CheckedContinuation<Bool, Never>, Bool)] = []
+    outbox.withLock { box in
+      box.isClosed = true
+      for entry in box.waiting { Self.finish(entry.ticket, false, in: &box, into: &done) }
+      box.waiting.removeAll()
+    }
+    for (caller, outcome) in done { caller.resume(returning: outcome) }
+  }
+
+  private enum WriteOutcome { case sent, full, broken }
+
+  private static func write(_ bytes: [UInt8], to fd: Int32) -> WriteOutcome {
+    while true {
+      let count = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+      if count >= 0 { return .sent }
+      switch errno {
+      case EINTR: continue
+      case EAGAIN, EWOULDBLOCK, ENOBUFS: return .full
+      default: return .broken
+      }
+    }
+  }
 }

@@ -21,6 +21,7 @@ public actor BlueZTransport: ScenarioTransport {
   private var clientAdapters: [String: BluetoothAdapter] = [:]
   private let centralAdapters: [String]?
   private let pool: [String]?
+  private let notificationSockets: Bool
   private var hostedCount = 0
 
   /// - Parameters:
@@ -28,10 +29,16 @@ public actor BlueZTransport: ScenarioTransport {
   ///     the first for devices placed nowhere; `nil` for every adapter.
   ///   - centralAdapters: adapters clients may use, in order; `nil`
   ///     takes every adapter (of the pool) that hosts no device.
-  public init(bus: DBusBusAddress = .system, adapters: [String]? = nil, centralAdapters: [String]? = nil) {
+  ///   - notificationSockets: whether devices offer BlueZ `AcquireNotify`
+  ///     (see ``BlueZPeripheral``); `false` sends notifications as D-Bus signals.
+  public init(
+    bus: DBusBusAddress = .system, adapters: [String]? = nil, centralAdapters: [String]? = nil,
+    notificationSockets: Bool = true
+  ) {
     self.bus = bus
     self.pool = adapters
     self.centralAdapters = centralAdapters
+    self.notificationSockets = notificationSockets
   }
 
   private static func matches(_ adapter: BluetoothAdapter, _ names: [String]) -> Bool {
@@ -61,7 +68,8 @@ public actor BlueZTransport: ScenarioTransport {
     }
     try await adapter.powerOn(on: bus)
     hostedCount += 1
-    let peripheral = try await BlueZPeripheral.host(model, on: adapter, bus: bus, name: "scenario\(hostedCount)")
+    let peripheral = try await BlueZPeripheral.host(
+      model, on: adapter, bus: bus, name: "scenario\(hostedCount)", notificationSockets: notificationSockets)
     hosted[device.id] = adapter.name
     return Hosted(peripheral: peripheral)
   }

@@ -56,6 +56,14 @@ public struct EmStatPicoBinding: DeviceBinding {
         "current-noise", .number(0...0.1), default: .number(1e-4),
         help: "current noise, standard deviation as a fraction of the range's full scale"),
       SettingSpec("impedance-noise", .number(0...0.1), default: .number(1e-3), help: "relative impedance noise"),
+      SettingSpec(
+        "notification-payload", .integer(20...244), default: .integer(20),
+        help:
+          "most bytes a TX FIFO notification carries: 20 as PalmSens describes the module; more (within ATT_MTU − 3) for throughput runs"
+      ),
+      SettingSpec(
+        "output-gathering", .duration, default: .duration(.zero),
+        help: "how long output may gather before a notification that is not full goes out (e.g. 7.5ms)"),
     ],
     streams: [
       StreamSpec(
@@ -86,7 +94,10 @@ public struct EmStatPicoBinding: DeviceBinding {
         help: "connect again after the link is lost and send the script again, as a user pressing play would"),
       SettingSpec("abort-after", .duration, help: "send `Z` this long after the script was sent"),
     ],
-    metrics: ["points", "last-current", "last-potential", "last-z-real", "last-z-imaginary"],
+    metrics: [
+      "points", "points-per-second", "loop-points-per-second", "last-current", "last-potential", "last-z-real",
+      "last-z-imaginary",
+    ],
     events: [
       "version", "script-sent", "measurement-started", "measurement-ended", "script-ended", "aborted", "overload",
       "device-error",
@@ -126,7 +137,8 @@ public struct EmStatPicoBinding: DeviceBinding {
         name: device.name ?? "EmStat Pico", serialNumber: device.serial ?? "ESPICO0001",
         cell: ElectrochemicalCell(circuit: circuit, redox: redox), currentNoise: number("current-noise", 1e-4),
         impedanceNoise: number("impedance-noise", 1e-3), seed: signals.seed(device: device.id, stream: "current"),
-        backgroundCurrent: background))
+        notificationPayload: settings["notification-payload"]?.integer ?? 20,
+        outputGathering: settings["output-gathering"]?.duration ?? .zero, backgroundCurrent: background))
     if let file = device.client["script-file"]?.text {
       let path = file.hasPrefix("/") ? file : URL(fileURLWithPath: signals.directory).appendingPathComponent(file).path
       guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
@@ -222,12 +234,25 @@ public struct EmStatPicoBinding: DeviceBinding {
 
   /// Sends the script and reports its output until it ends. A device error
   /// line is reported as the event `device-error` (not a client error).
+  static func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+  }
+
+  /// The time since this call, on `clock`.
+  private static func stopwatch<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {
+    let start = clock.now
+    return { start.duration(to: clock.now) }
+  }
+
   private func measure(
     _ client: EmStatPicoClient, clock: any Clock<Duration>, abortAfter: Duration?, pacer: Task<Void, Never>,
     points: inout Int, observer: ClientObserver
   ) async throws {
     defer { pacer.cancel() }
     let id = device.id
+    let elapsed = Self.stopwatch(clock)
+    let pointsBefore = points
+    var loopStart: (time: Duration, points: Int)?
     let stream = try await client.sendMethodScript(script)
     await observer.event("script-sent", device: id)
     let aborter = abortAfter.map { delay in
@@ -243,8 +268,19 @@ public struct EmStatPicoBinding: DeviceBinding {
         switch event {
         case .loopStarted(let loop):
           pacer.cancel()
+          loopStart = (elapsed(), points)
           await observer.event("measurement-started", device: id, detail: "M" + loop)
         case .loopEnded:
+          // Points per second from sending the script to the loop's last
+          // package, and the sustained rate from the loop's start (`M…`) on.
+          let end = elapsed()
+          if end > .zero {
+            await observer.metric("points-per-second", Double(points - pointsBefore) / Self.seconds(end), device: id)
+          }
+          if let loopStart, end > loopStart.time {
+            let rate = Double(points - loopStart.points) / Self.seconds(end - loopStart.time)
+            await observer.metric("loop-points-per-second", rate, device: id)
+          }
           await observer.event("measurement-ended", device: id)
         case .package(let package):
           points += 1

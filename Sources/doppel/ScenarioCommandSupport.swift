@@ -27,6 +27,12 @@ struct ScenarioOptions: ParsableArguments {
       discussion: "Default: every adapter that hosts no device."))
   var centralAdapters: String?
 
+  @Flag(
+    help: ArgumentHelp(
+      "Send every notification as a D-Bus signal (PropertiesChanged), not on a socket BlueZ acquires.",
+      discussion: "For comparisons: by default devices offer BlueZ AcquireNotify."))
+  var noNotificationSockets = false
+
   /// The scenario, or exit status 2 with every problem printed.
   func load() throws -> Scenario {
     do {
@@ -40,7 +46,8 @@ struct ScenarioOptions: ParsableArguments {
   func transport() -> any ScenarioTransport {
     if loopback { return LoopbackTransport() }
     return BlueZTransport(
-      adapters: adapters.map(Self.list), centralAdapters: centralAdapters.map(Self.list))
+      adapters: adapters.map(Self.list), centralAdapters: centralAdapters.map(Self.list),
+      notificationSockets: !noNotificationSockets)
   }
 
   private static func list(_ text: String) -> [String] {

@@ -1,3 +1,4 @@
+import DBusTestSupport
 import Foundation
 import Testing
 

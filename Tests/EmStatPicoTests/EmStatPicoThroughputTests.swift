@@ -64,4 +64,29 @@ struct EmStatPicoThroughputTests {
     )
     #expect(await model.notificationsDropped == 0)
   }
+
+  /// Output faster than one line per notification fills notifications when
+  /// it may gather; sent at once, each line goes in a notification of its own.
+  @Test(arguments: [Duration.zero, .microseconds(7_500)])
+  func gatheredOutputFillsNotifications(gathering: Duration) async throws {
+    let rig = EmStatPicoRig()
+    let model = EmStatPico(configuration: EmStatPicoConfiguration(notificationPayload: 244, outputGathering: gathering))
+    try await rig.air.host(model, preferredMTU: 247)
+    let client = EmStatPicoClient(link: try rig.air.makeCentral(preferredMTU: 247), clock: rig.clock)
+    try await client.connect(timeout: .seconds(5))
+    let (events, error) = try await rig.run(Self.ca(seconds: 1), on: client, device: model)
+    #expect(error == nil)
+    let packages = EmStatPicoRig.packages(events)
+    #expect(packages.count == 1_000)
+    #expect(packages.allSatisfy { abs(($0.current ?? 0) - 20e-6) <= 20e-6 * 0.01 })
+    let notifications = await model.notificationsSent
+    #expect(await model.notificationsDropped == 0)
+    // About 30 bytes a package: about one notification each sent at once,
+    // about 7.5 packages (225 bytes) in each when gathered.
+    if gathering > .zero {
+      #expect(notifications < 160, "\(notifications) notifications")
+    } else {
+      #expect(notifications >= 900, "\(notifications) notifications")
+    }
+  }
 }

@@ -3,6 +3,7 @@ import EmStatPico
 import EmStatPicoClient
 import GATT
 import MethodScriptFormat
+import Synchronization
 import Testing
 
 extension LabTests {
@@ -58,12 +59,15 @@ extension LabTests {
 
       """
 
-    static func packages(_ stream: AsyncThrowingStream<MeasurementEvent, any Error>) async throws
+    static func packages(
+      _ stream: AsyncThrowingStream<MeasurementEvent, any Error>, seeing: (MeasurementEvent) -> Void = { _ in }
+    ) async throws
       -> (packages: [MethodScriptPackage], events: [MeasurementEvent])
     {
       var packages: [MethodScriptPackage] = []
       var others: [MeasurementEvent] = []
       for try await event in stream {
+        seeing(event)
         if case .package(let package) = event { packages.append(package) } else { others.append(event) }
       }
       return (packages, others)
@@ -133,30 +137,48 @@ extension LabTests {
 
     /// Sustained CA points per second through BlueZ, 20-byte notifications
     /// (the module as PalmSens describes it) beside notifications up to
-    /// ATT_MTU − 3 (EmStatPicoThroughputTests gives the loopback's figures).
-    @Test(.timeLimit(.minutes(5)))
+    /// ATT_MTU − 3 (sent at once, and gathered for up to 7.5 ms to fill
+    /// them), each with the peripheral's notifications as D-Bus signals
+    /// (`PropertiesChanged`) and on an `AcquireNotify` socket, in one run
+    /// (EmStatPicoThroughputTests gives the loopback's figures).
+    @Test(.timeLimit(.minutes(10)))
     func caPointsPerSecondThroughTheLab() async throws {
       var figures: [String] = []
-      for (payload, seconds) in [(20, 1), (244, 5)] {
-        let model = EmStatPico(
-          configuration: EmStatPicoConfiguration(
-            name: "EmStat Pico", currentNoise: 0, impedanceNoise: 0, notificationPayload: payload))
-        try await LabSession.run { lab in
-          _ = try await lab.host(model, on: 0, name: "emstatpico\(payload)")
-          let client = EmStatPicoClient(link: try await lab.central(on: 1))
-          try await client.connect(namePrefix: "EmStat Pico", timeout: .seconds(60))
-          let started = ContinuousClock.now
-          let run = try await Self.packages(
-            try await client.sendMethodScript(Self.fastCA(seconds: seconds), lineTimeout: .seconds(30)))
-          let elapsed = Self.seconds(ContinuousClock.now - started)
-          #expect(run.packages.count == 1_000 * seconds, "\(payload)-byte notifications")
-          #expect(run.packages.allSatisfy { abs(($0.current ?? 0) - 20e-6) <= 0.5e-9 * 1.000_001 })
-          #expect(await model.notificationsDropped == 0)
-          let notifications = await model.notificationsSent
-          await client.disconnect()
-          figures.append(
-            "lab, \(payload)-byte notifications: \(run.packages.count) points in \(elapsed) s = \(Int(Double(run.packages.count) / elapsed)) points/s, \(notifications) notifications"
-          )
+      let gathering = Duration.microseconds(7_500)
+      for (payload, seconds, gather) in [(20, 1, Duration.zero), (244, 5, .zero), (244, 5, gathering)] {
+        for sockets in [false, true] {
+          let path =
+            (sockets ? "AcquireNotify socket" : "PropertiesChanged") + (gather > .zero ? ", output gathered" : "")
+          let model = EmStatPico(
+            configuration: EmStatPicoConfiguration(
+              name: "EmStat Pico", currentNoise: 0, impedanceNoise: 0, notificationPayload: payload,
+              outputGathering: gather))
+          try await LabSession.run { lab in
+            let peripheral = try await lab.host(
+              model, on: 0, name: "emstatpico\(payload)\(sockets ? "s" : "d")", notificationSockets: sockets)
+            let client = EmStatPicoClient(link: try await lab.central(on: 1))
+            try await client.connect(namePrefix: "EmStat Pico", timeout: .seconds(60))
+            let started = ContinuousClock.now
+            let loopStarted = Mutex<ContinuousClock.Instant?>(nil)
+            let run = try await Self.packages(
+              try await client.sendMethodScript(Self.fastCA(seconds: seconds), lineTimeout: .seconds(30))
+            ) { event in
+              if case .loopStarted = event { loopStarted.withLock { $0 = ContinuousClock.now } }
+            }
+            let ended = ContinuousClock.now
+            let elapsed = Self.seconds(ended - started)
+            let loop = Self.seconds(ended - (loopStarted.withLock { $0 } ?? started))
+            #expect(run.packages.count == 1_000 * seconds, "\(payload)-byte notifications, \(path)")
+            #expect(run.packages.allSatisfy { abs(($0.current ?? 0) - 20e-6) <= 0.5e-9 * 1.000_001 })
+            #expect(await model.notificationsDropped == 0)
+            let notifications = await model.notificationsSent
+            let acquired = await peripheral.acquiredNotificationSockets
+            #expect(sockets ? acquired >= 1 : acquired == 0, "BlueZ acquired \(acquired) sockets")
+            await client.disconnect()
+            figures.append(
+              "lab, \(payload)-byte notifications, \(path): \(run.packages.count) points in \(elapsed) s = \(Int(Double(run.packages.count) / elapsed)) points/s (\(Int(Double(run.packages.count) / loop)) from the loop's start), \(notifications) notifications"
+            )
+          }
         }
       }
       for line in figures { print("EmStatPicoLabBenchmark: \(line)") }

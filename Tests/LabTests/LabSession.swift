@@ -18,9 +18,12 @@ actor LabSession {
     return (bus, adapter)
   }
 
-  func host(_ model: any PeripheralModel, on index: Int, name: String) async throws -> BlueZPeripheral {
+  func host(_ model: any PeripheralModel, on index: Int, name: String, notificationSockets: Bool = true)
+    async throws -> BlueZPeripheral
+  {
     let (bus, adapter) = try await self.adapter(index)
-    let peripheral = try await BlueZPeripheral.host(model, on: adapter, bus: bus, name: name)
+    let peripheral = try await BlueZPeripheral.host(
+      model, on: adapter, bus: bus, name: name, notificationSockets: notificationSockets)
     peripherals.append(peripheral)
     return peripheral
   }

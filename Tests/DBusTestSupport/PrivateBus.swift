@@ -3,12 +3,12 @@ import Foundation
 
 /// A private `dbus-daemon` for one test: its own socket in a fresh temporary
 /// directory, stopped when the value is released.
-final class PrivateBus: Sendable {
-  let address: String
-  let directory: URL
+public final class PrivateBus: Sendable {
+  public let address: String
+  public let directory: URL
   private let process: Process
 
-  init() async throws {
+  public init() async throws {
     directory = FileManager.default.temporaryDirectory.appendingPathComponent("doppel-bus-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     let socket = directory.appendingPathComponent("bus").path
@@ -49,7 +49,7 @@ final class PrivateBus: Sendable {
     return result == 0
   }
 
-  func connect() async throws -> DBusConnection {
+  public func connect() async throws -> DBusConnection {
     try await DBusConnection.connect(to: .address(address))
   }
 

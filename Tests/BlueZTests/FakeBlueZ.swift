@@ -1,0 +1,72 @@
+import BlueZ
+import DBus
+import DBusTestSupport
+
+/// Just enough of `org.bluez` on a private bus to host a peripheral: one
+/// adapter (`/org/bluez/hci0`) taking GATT applications and advertisements,
+/// and one connected central. Tests then call the application's methods as
+/// bluetoothd would.
+struct FakeBlueZ {
+  static let centralAddress = "00:AA:01:01:00:01"
+
+  let bus: DBusConnection
+  let adapter: BluetoothAdapter
+
+  /// Takes the name `org.bluez` on `privateBus` and exports the adapter and the central.
+  static func start(on privateBus: PrivateBus) async throws -> FakeBlueZ {
+    let bus = try await privateBus.connect()
+    let adapterPath = try ObjectPath("/org/bluez/hci0")
+    let centralPath = try adapterPath.appending("dev_00_AA_01_01_00_01")
+    try await bus.requestName(BlueZ.service)
+    await bus.exportObjectManager(at: .root)
+    let accept = try DBusMethod(name: "RegisterApplication", input: "oa{sv}") { _ in [] }
+    try await bus.export(
+      adapterPath,
+      interfaces: [
+        DBusInterface(
+          name: BlueZ.adapterInterface,
+          properties: [
+            DBusProperty(name: "Address", value: .string("00:AA:01:00:00:00")),
+            DBusProperty(name: "Powered", value: .boolean(true)),
+          ]),
+        DBusInterface(
+          name: BlueZ.gattManagerInterface,
+          methods: [accept, try DBusMethod(name: "UnregisterApplication", input: "o") { _ in [] }]),
+        DBusInterface(
+          name: BlueZ.advertisingManagerInterface,
+          methods: [
+            try DBusMethod(name: "RegisterAdvertisement", input: "oa{sv}") { _ in [] },
+            try DBusMethod(name: "UnregisterAdvertisement", input: "o") { _ in [] },
+          ]),
+      ])
+    try await bus.export(
+      centralPath,
+      interfaces: [
+        DBusInterface(
+          name: BlueZ.deviceInterface,
+          properties: [
+            DBusProperty(name: "Address", value: .string(centralAddress)),
+            DBusProperty(name: "Connected", value: .boolean(true)),
+          ])
+      ])
+    let adapter = try await BluetoothAdapter.find("hci0", on: bus)
+    return FakeBlueZ(bus: bus, adapter: adapter)
+  }
+
+  /// Calls `AcquireNotify` on a characteristic as bluetoothd does when a
+  /// central subscribes: the central's device, the link's MTU, `LE`.
+  func acquireNotify(_ characteristic: ObjectPath, of peripheral: String, mtu: UInt16) async throws
+    -> (fd: Int32, mtu: Int)
+  {
+    let object = try DBusRemoteObject(connection: bus, destination: peripheral, path: characteristic)
+    let central = try adapter.devicePath(for: Self.centralAddress)
+    let reply = try await object.call(
+      BlueZ.gattCharacteristicInterface, "AcquireNotify",
+      [.properties(["device": .objectPath(central), "mtu": .uint16(mtu), "link": .string("LE")])])
+    guard case .unixFD(let fd)? = reply.first, let mtu = reply.last?.int else {
+      throw DBusError(name: DBusError.Name.failed, message: "AcquireNotify returned \(reply)")
+    }
+    return (fd, mtu)
+  }
+
+}
