@@ -77,7 +77,7 @@ public actor BlendMicro: PeripheralModel {
     guard characteristic == Self.tx, let host else { return }
     let anyone = !(await host.subscribers(of: Self.tx)).isEmpty
     if anyone, stream == nil {
-      stream = Task { await self.streamECG(host) }
+      stream = Task(executorPreference: Task.currentExecutorPreference) { await self.streamECG(host) }
     } else if !anyone {
       stream?.cancel()
       stream = nil

@@ -117,7 +117,9 @@ public struct ActiGraphLinkBinding: DeviceBinding {
   public func runClient(link: any CentralLink, clock: any Clock<Duration>, observer: ClientObserver) async {
     let sdk = AGDeviceSDK(link: link, clock: clock)
     let inbox = SDKInbox()
-    let reader = Task { await report(sdk.messages, inbox: inbox, clock: clock, observer: observer) }
+    let reader = Task(executorPreference: Task.currentExecutorPreference) {
+      await report(sdk.messages, inbox: inbox, clock: clock, observer: observer)
+    }
     await drive(sdk, inbox: inbox, clock: clock)
     // Everything the SDK delivered reaches the observer before the run's summary.
     await sdk.finish()

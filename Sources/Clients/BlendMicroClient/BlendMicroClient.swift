@@ -49,7 +49,7 @@ public actor BlendMicroClient {
     let connection = try await link.connect(found.id, timeout: timeout)
     self.connection = connection
     set(.connected(found.id))
-    Task { [weak self] in
+    Task(executorPreference: Task.currentExecutorPreference) { [weak self] in
       let reason = try? await connection.disconnected()
       await self?.set(.disconnected(reason ?? .other("unknown")))
     }
@@ -83,7 +83,7 @@ public actor BlendMicroClient {
   ) -> AsyncThrowingStream<BlendMicroReading, any Error> {
     let start = clock.now
     let (stream, continuation) = AsyncThrowingStream<BlendMicroReading, any Error>.makeStream()
-    let task = Task {
+    let task = Task(executorPreference: Task.currentExecutorPreference) {
       do {
         for try await bytes in values {
           let time = start.duration(to: clock.now)

@@ -13,6 +13,12 @@ import Synchronization
 /// `settleLimit` of wall time before time moves on. A sleeping task that is
 /// cancelled throws `CancellationError` at once and is removed.
 ///
+/// Bound to a `LoopbackExecutor` (and with the tasks that sleep on it running
+/// there), an instant has settled exactly when the executor has nothing left
+/// to run and the woken task sleeps again: no counting of turns, and the same
+/// order of events however loaded the machine is. Without one, the clock
+/// yields until it has seen a few turns without activity.
+///
 /// Move time from one task at a time (the test's); any number of tasks may sleep.
 public final class VirtualClock: Clock, Sendable {
   /// A point in virtual time: the time since the clock's origin.
@@ -88,15 +94,23 @@ public final class VirtualClock: Clock, Sendable {
   /// clock again before moving on without it.
   public let settleLimit: Duration
 
+  /// The executor whose quiet tells that an instant has settled, if any.
+  public let executor: LoopbackExecutor?
+
   /// A clock at `now` (the origin unless given).
   ///
   /// - Parameter settleLimit: How long (wall time) to wait for a woken task to
   ///   sleep again. A periodic task sleeps again within microseconds; only a
   ///   task that wakes and then ends or waits for something other than the
   ///   clock costs the whole limit. Raise it on a heavily loaded machine.
-  public init(now: Instant = .origin, settleLimit: Duration = .milliseconds(50)) {
+  ///   - executor: The executor the sleeping tasks run on; `advance` then
+  ///     waits until it has nothing left to run instead of yielding.
+  public init(
+    now: Instant = .origin, settleLimit: Duration = .milliseconds(50), executor: LoopbackExecutor? = nil
+  ) {
     state = Mutex(State(now: now))
     self.settleLimit = settleLimit
+    self.executor = executor
   }
 
   /// The current virtual time.
@@ -199,6 +213,10 @@ public final class VirtualClock: Clock, Sendable {
   /// again, or `settleLimit` has passed, and the clock has then been quiet for
   /// a few turns, so that the other ready tasks have run too.
   private func settle() async {
+    if let executor {
+      await settle(on: executor)
+      return
+    }
     let start = ContinuousClock.now
     var last = state.withLock { $0.activity }
     var quiet = 0
@@ -218,6 +236,22 @@ public final class VirtualClock: Clock, Sendable {
         }
         return
       }
+    }
+  }
+
+  /// Waits until the executor has nothing left to run and the task just
+  /// woken (if any) sleeps on the clock again; a woken task that does not is
+  /// given until `settleLimit` for work from outside the executor (timers,
+  /// I/O) to arrive and let it.
+  private func settle(on executor: LoopbackExecutor) async {
+    await executor.untilQuiet()
+    let deadline = ContinuousClock.now.advanced(by: settleLimit)
+    while !state.withLock({ $0.wokenTaskSleepsAgain }), ContinuousClock.now < deadline {
+      await executor.untilQuietAfterOutsideWork(deadline: deadline)
+    }
+    state.withLock { state in
+      state.wokenTask = nil
+      state.wokenTaskSleepsAgain = true
     }
   }
 }
