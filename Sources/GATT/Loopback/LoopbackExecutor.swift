@@ -120,9 +120,6 @@ public final class LoopbackExecutor: TaskExecutor, Sendable {
 
   private func runLoop() {
     thread.store(UInt(pthread_self()), ordering: .relaxed)
-    #if canImport(Glibc)
-      pthread_setname_np(pthread_self(), "doppel-loopback")
-    #endif
     let me = asUnownedTaskExecutor()
     var batch: [UnownedJob] = []
     while true {
