@@ -43,6 +43,8 @@ public final class LoopbackExecutor: TaskExecutor, Sendable {
   private let signal = WakeSignal()
   /// The thread's `pthread_self()`, once it runs.
   private let thread = Atomic<UInt>(0)
+  /// Jobs of the batch being run that have not started yet; only the thread uses it.
+  nonisolated(unsafe) private var unrunInBatch = 0
 
   /// Starts the executor's thread.
   public init() {
@@ -84,6 +86,8 @@ public final class LoopbackExecutor: TaskExecutor, Sendable {
   /// Returns once nothing else is ready to run on this executor: every job
   /// enqueued before or while waiting has run, and the ones they enqueued.
   public func untilQuiet() async {
+    // On the thread, with nothing queued, it is quiet now: the caller's job is the only one.
+    if isCurrent, unrunInBatch == 0, state.withLock({ $0.jobs.isEmpty && $0.waiters.isEmpty }) { return }
     await withUnsafeContinuation { continuation in
       add(Waiter(continuation: continuation, afterJobs: nil, deadline: nil))
     }
@@ -169,7 +173,11 @@ public final class LoopbackExecutor: TaskExecutor, Sendable {
       }
       switch next {
       case .run:
-        for job in batch { job.runSynchronously(on: me) }
+        unrunInBatch = batch.count
+        for job in batch {
+          unrunInBatch -= 1
+          job.runSynchronously(on: me)
+        }
         batch.removeAll(keepingCapacity: true)
       case .resume(let continuations):
         for continuation in continuations { continuation.resume() }

@@ -245,9 +245,11 @@ public final class VirtualClock: Clock, Sendable {
   /// I/O) to arrive and let it.
   private func settle(on executor: LoopbackExecutor) async {
     await executor.untilQuiet()
-    let deadline = ContinuousClock.now.advanced(by: settleLimit)
-    while !state.withLock({ $0.wokenTaskSleepsAgain }), ContinuousClock.now < deadline {
-      await executor.untilQuietAfterOutsideWork(deadline: deadline)
+    if !state.withLock({ $0.wokenTaskSleepsAgain }) {
+      let deadline = ContinuousClock.now.advanced(by: settleLimit)
+      while !state.withLock({ $0.wokenTaskSleepsAgain }), ContinuousClock.now < deadline {
+        await executor.untilQuietAfterOutsideWork(deadline: deadline)
+      }
     }
     state.withLock { state in
       state.wokenTask = nil
