@@ -114,12 +114,20 @@ public final class LoopbackExecutor: TaskExecutor, Sendable {
   }
 
   private func add(_ waiter: Waiter) {
-    let wake = state.withLock { state in
+    enum Then { case nothing, wake, resume }
+    let then: Then = state.withLock { state in
+      // Ended: nothing runs here any more, so it is quiet.
+      if state.ended { return .resume }
       state.waiters.append(waiter)
-      defer { state.idle = false }
-      return state.idle
+      guard state.idle else { return .nothing }
+      state.idle = false
+      return .wake
     }
-    if wake { signal.wake() }
+    switch then {
+    case .nothing: break
+    case .wake: signal.wake()
+    case .resume: waiter.continuation.resume()
+    }
   }
 
   private func runLoop() {

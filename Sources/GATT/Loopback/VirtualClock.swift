@@ -71,6 +71,8 @@ public final class VirtualClock: Clock, Sendable {
     /// The task `advance` last woke, and whether it has gone to sleep again since.
     var wokenTask: Int?
     var wokenTaskSleepsAgain = true
+    /// Sleeps begun off the clock's executor.
+    var sleepsOffExecutor = 0
 
     mutating func insert(_ sleeper: Sleeper) {
       if let task = sleeper.task, task == wokenTask {
@@ -125,12 +127,20 @@ public final class VirtualClock: Clock, Sendable {
   /// The earliest deadline of a sleeping task.
   public var nextDeadline: Instant? { state.withLock { $0.sleepers.first?.deadline } }
 
+  /// How many sleeps began on a thread other than the executor's (0 without
+  /// an executor). A task that sleeps off the executor escaped the loopback's
+  /// thread (say, `Task { }` without the executor preference), and the clock
+  /// cannot tell when its work for an instant is done.
+  public var sleepsOffExecutor: Int { state.withLock { $0.sleepsOffExecutor } }
+
   /// Suspends until the clock is advanced to `deadline`; returns at once if it
   /// is already there. `tolerance` is ignored.
   public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
     try Task.checkCancellation()
     let task = withUnsafeCurrentTask { $0?.hashValue }
+    let offExecutor = executor.map { !$0.isCurrent } ?? false
     let id = state.withLock { state in
+      if offExecutor { state.sleepsOffExecutor += 1 }
       state.nextID += 1
       state.arriving.insert(state.nextID)
       return state.nextID
