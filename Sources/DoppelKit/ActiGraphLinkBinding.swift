@@ -189,12 +189,13 @@ public struct ActiGraphLinkBinding: DeviceBinding {
       case .raw(_, _, let acceleration, let time, let rate):
         // Device time stamps, as seconds from the start (the device clock's setting).
         let start = time - monitor.configuration.clockTime
+        var batch: [(value: Double, stream: String, time: Double?)] = []
+        batch.reserveCapacity(3 * acceleration.count)
         for (n, sample) in acceleration.enumerated() {
           let at = start + Double(n) / Double(max(rate, 1))
-          await observer.sample(sample.x, stream: "acc.x", device: id, time: at)
-          await observer.sample(sample.y, stream: "acc.y", device: id, time: at)
-          await observer.sample(sample.z, stream: "acc.z", device: id, time: at)
+          batch += [(sample.x, "acc.x", at), (sample.y, "acc.y", at), (sample.z, "acc.z", at)]
         }
+        await observer.samples(batch, device: id)
       case .epochDownload(let state, let progress):
         await observer.metric("progress", Double(progress), device: id)
         switch state {

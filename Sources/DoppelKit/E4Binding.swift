@@ -197,9 +197,7 @@ public struct E4Binding: DeviceBinding {
         for await sample in acceleration {
           let g = sample.g
           let time = sample.timestamp - origin
-          await observer.sample(g.x, stream: "acc.x", device: id, time: time)
-          await observer.sample(g.y, stream: "acc.y", device: id, time: time)
-          await observer.sample(g.z, stream: "acc.z", device: id, time: time)
+          await observer.samples([(g.x, "acc.x", time), (g.y, "acc.y", time), (g.z, "acc.z", time)], device: id)
         }
       },
       Task(executorPreference: Task.currentExecutorPreference) {
