@@ -27,6 +27,8 @@ public actor BlendMicro: PeripheralModel {
   /// Samples computed ahead, one second at a time, starting at `bufferStart`.
   private var buffer: [Double] = []
   private var bufferStart = 0
+  /// Where the synthetic ECG's beats stand after the buffer.
+  private var beats = SyntheticECG.BeatCursor.start
   /// What centrals wrote to UART RX, in order.
   public private(set) var received: [[UInt8]] = []
   /// Samples sent so far.
@@ -134,7 +136,7 @@ public actor BlendMicro: PeripheralModel {
   private func synthetic(_ n: Int) -> Double {
     if n < bufferStart || n >= bufferStart + buffer.count {
       bufferStart = n
-      buffer = ecg.samples(n..<(n + max(1, Int(ecg.sampleRate))))
+      buffer = ecg.samples(n..<(n + max(1, Int(ecg.sampleRate))), from: &beats)
     }
     return buffer[n - bufferStart]
   }
