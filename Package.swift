@@ -99,7 +99,7 @@ let package = Package(
     // Benchmarks that print figures beside a peer's (ci/bench runs them).
     .executableTarget(
       name: "doppel-bench",
-      dependencies: ["DBus"],
+      dependencies: ["DBus", "GATT"],
       path: "Benchmarks/doppel-bench"
     ),
     // The notification benchmark (ci/bench-notify runs it in the lab).

@@ -6,6 +6,7 @@ import Foundation
 enum DoppelBench {
   static let usage = """
     usage: doppel-bench dbus --address ADDRESS [options]   (doppel-bench dbus --help for the options)
+           doppel-bench clock [options]                    (doppel-bench clock --help for the options)
     """
 
   static func main() async {
@@ -23,6 +24,16 @@ enum DoppelBench {
         fail("doppel-bench dbus: \(error)\n\n\(DBusBenchmarkOptions.usage)", status: 2)
       } catch {
         fail("doppel-bench dbus: \(error)", status: 1)
+      }
+    case "clock":
+      if arguments.contains("--help") || arguments.contains("-h") {
+        print(ClockBenchmark.usage)
+        return
+      }
+      do {
+        try await ClockBenchmark(parsing: Array(arguments)).run()
+      } catch {
+        fail("doppel-bench clock: \(error)\n\n\(ClockBenchmark.usage)", status: 2)
       }
     case "-h", "--help", "help":
       print(usage)

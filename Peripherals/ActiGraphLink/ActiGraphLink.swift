@@ -243,7 +243,9 @@ public actor ActiGraphLink: PeripheralModel {
     header.appendLE(UInt32(range.count))
     header.appendLE(epoch(range.lowerBound).timestamp)
     await post(LinkMessage(.downloadHeader, header))
-    downloadTask = Task { [weak self] in await self?.download(range, failAt: failAt) }
+    downloadTask = Task(executorPreference: Task.currentExecutorPreference) { [weak self] in
+      await self?.download(range, failAt: failAt)
+    }
   }
 
   private func download(_ range: Range<Int>, failAt: Int?) async {
@@ -275,7 +277,7 @@ public actor ActiGraphLink: PeripheralModel {
   private func startRaw() {
     guard !isStreamingRaw else { return }
     isStreamingRaw = true
-    rawTask = Task { [weak self] in await self?.streamRaw() }
+    rawTask = Task(executorPreference: Task.currentExecutorPreference) { [weak self] in await self?.streamRaw() }
   }
 
   private func stopRaw() {

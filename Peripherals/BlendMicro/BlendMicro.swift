@@ -27,6 +27,8 @@ public actor BlendMicro: PeripheralModel {
   /// Samples computed ahead, one second at a time, starting at `bufferStart`.
   private var buffer: [Double] = []
   private var bufferStart = 0
+  /// Where the synthetic ECG's beats stand after the buffer.
+  private var beats = SyntheticECG.BeatCursor.start
   /// What centrals wrote to UART RX, in order.
   public private(set) var received: [[UInt8]] = []
   /// Samples sent so far.
@@ -77,7 +79,7 @@ public actor BlendMicro: PeripheralModel {
     guard characteristic == Self.tx, let host else { return }
     let anyone = !(await host.subscribers(of: Self.tx)).isEmpty
     if anyone, stream == nil {
-      stream = Task { await self.streamECG(host) }
+      stream = Task(executorPreference: Task.currentExecutorPreference) { await self.streamECG(host) }
     } else if !anyone {
       stream?.cancel()
       stream = nil
@@ -134,7 +136,7 @@ public actor BlendMicro: PeripheralModel {
   private func synthetic(_ n: Int) -> Double {
     if n < bufferStart || n >= bufferStart + buffer.count {
       bufferStart = n
-      buffer = ecg.samples(n..<(n + max(1, Int(ecg.sampleRate))))
+      buffer = ecg.samples(n..<(n + max(1, Int(ecg.sampleRate))), from: &beats)
     }
     return buffer[n - bufferStart]
   }

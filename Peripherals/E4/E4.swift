@@ -273,11 +273,13 @@ public actor E4: PeripheralModel {
     connected.append(central)
     guard isPoweredOn else {
       // An empty wristband does not stay connected.
-      if let host { Task { await host.disconnect(central) } }
+      if let host { Task(executorPreference: Task.currentExecutorPreference) { await host.disconnect(central) } }
       return
     }
     if batteryTask == nil, let timeline {
-      batteryTask = Task { await Self.watchBattery(model: self, timeline: timeline) }
+      batteryTask = Task(executorPreference: Task.currentExecutorPreference) {
+        await Self.watchBattery(model: self, timeline: timeline)
+      }
     }
   }
 
@@ -344,7 +346,9 @@ public actor E4: PeripheralModel {
     session = StreamingSession(
       generation: generation, startTime: time, startElapsed: timeline.elapsed(), configuration: configuration)
     let generation = self.generation
-    streamTask = Task { await Self.stream(model: self, generation: generation, timeline: timeline) }
+    streamTask = Task(executorPreference: Task.currentExecutorPreference) {
+      await Self.stream(model: self, generation: generation, timeline: timeline)
+    }
     lastBatteryPercent = nil
     await notifyBatteryIfChanged()
   }

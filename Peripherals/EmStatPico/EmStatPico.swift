@@ -321,12 +321,12 @@ public actor EmStatPico: PeripheralModel {
         seed: noiseSeed &+ UInt64(scriptsStarted))
       let cell = configuration.cell
       let background = configuration.backgroundCurrent
-      runner = Task {
+      runner = Task(executorPreference: Task.currentExecutorPreference) {
         var interpreter = MethodScriptInterpreter(
           cell: cell, potentiostat: potentiostat, background: background, abort: abort,
           output: { [weak self] line in await self?.emit(line, from: abort) })
         await interpreter.run(script, clock: host.clock)
-        self.scriptEnded(abort)
+        await self.scriptEnded(abort)
       }
     }
   }
@@ -357,7 +357,7 @@ public actor EmStatPico: PeripheralModel {
   private func startSending() {
     guard !sending, hostReady, !outgoing.isEmpty, host != nil else { return }
     sending = true
-    Task { await self.pump() }
+    Task(executorPreference: Task.currentExecutorPreference) { await self.pump() }
   }
 
   /// Sends the output stream in notifications of at most 20 bytes (or the

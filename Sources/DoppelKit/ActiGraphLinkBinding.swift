@@ -117,7 +117,9 @@ public struct ActiGraphLinkBinding: DeviceBinding {
   public func runClient(link: any CentralLink, clock: any Clock<Duration>, observer: ClientObserver) async {
     let sdk = AGDeviceSDK(link: link, clock: clock)
     let inbox = SDKInbox()
-    let reader = Task { await report(sdk.messages, inbox: inbox, clock: clock, observer: observer) }
+    let reader = Task(executorPreference: Task.currentExecutorPreference) {
+      await report(sdk.messages, inbox: inbox, clock: clock, observer: observer)
+    }
     await drive(sdk, inbox: inbox, clock: clock)
     // Everything the SDK delivered reaches the observer before the run's summary.
     await sdk.finish()
@@ -187,12 +189,13 @@ public struct ActiGraphLinkBinding: DeviceBinding {
       case .raw(_, _, let acceleration, let time, let rate):
         // Device time stamps, as seconds from the start (the device clock's setting).
         let start = time - monitor.configuration.clockTime
+        var batch: [(value: Double, stream: String, time: Double?)] = []
+        batch.reserveCapacity(3 * acceleration.count)
         for (n, sample) in acceleration.enumerated() {
           let at = start + Double(n) / Double(max(rate, 1))
-          await observer.sample(sample.x, stream: "acc.x", device: id, time: at)
-          await observer.sample(sample.y, stream: "acc.y", device: id, time: at)
-          await observer.sample(sample.z, stream: "acc.z", device: id, time: at)
+          batch += [(sample.x, "acc.x", at), (sample.y, "acc.y", at), (sample.z, "acc.z", at)]
         }
+        await observer.samples(batch, device: id)
       case .epochDownload(let state, let progress):
         await observer.metric("progress", Double(progress), device: id)
         switch state {

@@ -183,7 +183,7 @@ public struct E4Binding: DeviceBinding {
     let battery = await manager.batteryLevel()
     let tags = await manager.tags()
     func forward(_ stream: AsyncStream<E4Sample>, as name: String) -> Task<Void, Never> {
-      Task {
+      Task(executorPreference: Task.currentExecutorPreference) {
         for await sample in stream {
           await observer.sample(sample.value, stream: name, device: id, time: sample.timestamp - origin)
         }
@@ -193,16 +193,14 @@ public struct E4Binding: DeviceBinding {
       forward(bvp, as: "bvp"),
       forward(gsr, as: "eda"),
       forward(temperature, as: "temperature"),
-      Task {
+      Task(executorPreference: Task.currentExecutorPreference) {
         for await sample in acceleration {
           let g = sample.g
           let time = sample.timestamp - origin
-          await observer.sample(g.x, stream: "acc.x", device: id, time: time)
-          await observer.sample(g.y, stream: "acc.y", device: id, time: time)
-          await observer.sample(g.z, stream: "acc.z", device: id, time: time)
+          await observer.samples([(g.x, "acc.x", time), (g.y, "acc.y", time), (g.z, "acc.z", time)], device: id)
         }
       },
-      Task {
+      Task(executorPreference: Task.currentExecutorPreference) {
         var recent: [Double] = []
         for await beat in ibi {
           await observer.event("ibi", device: id)
@@ -211,13 +209,13 @@ public struct E4Binding: DeviceBinding {
           await observer.metric("heart-rate", 60 * Double(recent.count) / recent.reduce(0, +), device: id)
         }
       },
-      Task {
+      Task(executorPreference: Task.currentExecutorPreference) {
         for await level in battery {
           await observer.event("battery", device: id, detail: String(format: "%.0f %%", level.value * 100))
           await observer.metric("battery", level.value, device: id)
         }
       },
-      Task {
+      Task(executorPreference: Task.currentExecutorPreference) {
         for await tag in tags {
           await observer.event("tag", device: id, detail: String(format: "at %.3f s", tag.timestamp - origin))
         }

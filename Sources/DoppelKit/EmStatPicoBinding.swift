@@ -224,7 +224,7 @@ public struct EmStatPicoBinding: DeviceBinding {
   /// Sleeps on `clock` a millisecond at a time, each after a millisecond of
   /// real time, until cancelled (on a wall clock: just sleeps).
   private static func pace(_ clock: any Clock<Duration>) -> Task<Void, Never> {
-    Task {
+    Task(executorPreference: Task.currentExecutorPreference) {
       while !Task.isCancelled {
         try? await clock.sleep(for: .milliseconds(1))
         try? await Task.sleep(for: .milliseconds(1))
@@ -256,7 +256,7 @@ public struct EmStatPicoBinding: DeviceBinding {
     let stream = try await client.sendMethodScript(script)
     await observer.event("script-sent", device: id)
     let aborter = abortAfter.map { delay in
-      Task {
+      Task(executorPreference: Task.currentExecutorPreference) {
         try? await clock.sleep(for: delay)
         guard !Task.isCancelled else { return }
         try? await client.abort()

@@ -31,6 +31,15 @@ public actor ClientObserver {
       .add(value, at: time ?? now)
   }
 
+  /// Samples of one or more streams at once (one call to the observer for a
+  /// packet's worth), in order; each as `sample(_:stream:device:time:)`.
+  public func samples(_ batch: [(value: Double, stream: String, time: Double?)], device: String) {
+    for (value, stream, time) in batch {
+      devices[device, default: DeviceObservations()].streams[stream, default: StreamStatistics()]
+        .add(value, at: time ?? now)
+    }
+  }
+
   /// An event (`connected`, `disconnected`, `malformed`, `tag`, …).
   public func event(_ name: String, device: String, detail: String? = nil) {
     devices[device, default: DeviceObservations()].events[name, default: 0] += 1

@@ -3,14 +3,32 @@ import GATT
 /// Runs a scenario in process, on a `LoopbackAir` with a `VirtualClock`:
 /// hours of device time in seconds, the same device output as on BlueZ for
 /// the same seed.
+///
+/// By default the run has a `LoopbackExecutor` of its own: devices, air,
+/// clients and timeline all run on its one thread, and the clock lets each
+/// instant settle by the executor's quiet. `shutdown()` ends that thread.
 public final class LoopbackTransport: ScenarioTransport {
   public let air: LoopbackAir
   public let virtualClock: VirtualClock
   public var clock: any Clock<Duration> { virtualClock }
+  /// The clock's executor: the run executes there.
+  public var executor: (any TaskExecutor)? { virtualClock.executor }
+  /// The executor this transport made, and shuts down.
+  private let ownExecutor: LoopbackExecutor?
 
-  public init(clock: VirtualClock = VirtualClock()) {
+  /// A transport with an executor and a clock of its own.
+  public init() {
+    let executor = LoopbackExecutor()
+    virtualClock = VirtualClock(executor: executor)
+    air = LoopbackAir(clock: virtualClock)
+    ownExecutor = executor
+  }
+
+  /// A transport on `clock`, and on its executor if it has one (not shut down here).
+  public init(clock: VirtualClock) {
     virtualClock = clock
     air = LoopbackAir(clock: clock)
+    ownExecutor = nil
   }
 
   public func host(_ model: any PeripheralModel, device: DeviceSpec) async throws -> any HostedDevice {
@@ -30,10 +48,19 @@ public final class LoopbackTransport: ScenarioTransport {
     while await !ended() {
       // Nothing sleeps on the clock: tasks may be busy with work that takes
       // no time (connecting, subscribing). Give them real time to get there
-      // before jumping ahead, up to 100 ms, then let time move.
+      // before jumping ahead, up to 100 ms, then let time move. On the
+      // executor, that work is done once it is quiet; only work from outside
+      // it (I/O) is waited for.
+      if let executor = virtualClock.executor, virtualClock.nextDeadline == nil {
+        await executor.untilQuiet()
+      }
       if virtualClock.nextDeadline == nil, idle < 20 {
         idle += 1
-        try await Task.sleep(for: .milliseconds(5))
+        if let executor = virtualClock.executor {
+          await executor.untilQuietAfterOutsideWork(deadline: .now.advanced(by: .milliseconds(5)))
+        } else {
+          try await Task.sleep(for: .milliseconds(5))
+        }
         continue
       }
       idle = 0
@@ -49,6 +76,7 @@ public final class LoopbackTransport: ScenarioTransport {
 
   public func shutdown() async {
     await air.removeAll()
+    ownExecutor?.shutdown()
   }
 
   struct Hosted: HostedDevice {

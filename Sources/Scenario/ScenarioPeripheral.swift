@@ -56,7 +56,7 @@ actor ScenarioPeripheral: PeripheralModel {
     await model.centralConnected(central)
     if await !faults.acceptsConnections, let host {
       // Not from inside the callback: the host reports the disconnect after `disconnect` returns.
-      Task { await host.disconnect(central) }
+      Task(executorPreference: Task.currentExecutorPreference) { await host.disconnect(central) }
     }
   }
 

@@ -38,8 +38,15 @@ public struct ScenarioRunner: Sendable {
 
   /// Runs the scenario. Devices are all built before anything is hosted, so a
   /// scenario whose recordings cannot be read fails before it starts; the
-  /// transport is shut down however the run ends.
+  /// transport is shut down however the run ends. The run, and every task it
+  /// starts, prefers the transport's executor (the loopback's own thread).
   public func run(on transport: any ScenarioTransport, mode: Mode) async throws -> ScenarioReport {
+    try await withTaskExecutorPreference(transport.executor) {
+      try await runPreferring(transport, mode: mode)
+    }
+  }
+
+  private func runPreferring(_ transport: any ScenarioTransport, mode: Mode) async throws -> ScenarioReport {
     let wallStart = ContinuousClock.now
     let signals = SignalFactory(scenario: scenario)
     var bound: [(DeviceSpec, any DeviceBinding)] = []
@@ -90,7 +97,7 @@ public struct ScenarioRunner: Sendable {
         let device = running.first { $0.spec.id == event.device }
         let linkEvents = linkEvents[index]
         tasks.append(
-          Task {
+          Task(executorPreference: Task.currentExecutorPreference) {
             await Self.play(
               event, device: device, linkEvents: linkEvents, clock: clock, signals: signals, ended: ended, fired: fired,
               stopwatch: stopwatch, progress: progress)
@@ -100,7 +107,10 @@ public struct ScenarioRunner: Sendable {
         for device in running {
           let link = try await transport.centralLink(for: device.spec)
           let binding = device.binding
-          tasks.append(Task { await binding.runClient(link: link, clock: clock, observer: observer) })
+          tasks.append(
+            Task(executorPreference: Task.currentExecutorPreference) {
+              await binding.runClient(link: link, clock: clock, observer: observer)
+            })
         }
       }
       try await transport.run(for: scenario.duration, granularity: .milliseconds(100)) { await ended.isSet }

@@ -6,6 +6,10 @@ public protocol ScenarioTransport: Sendable {
   /// The clock the devices, clients and timeline run on.
   var clock: any Clock<Duration> { get }
 
+  /// The task executor the whole run prefers (the loopback's own thread), or
+  /// `nil` for the global concurrent executor.
+  var executor: (any TaskExecutor)? { get }
+
   /// Hosts `model` as the scenario's `device` (its adapter placement, name)
   /// and starts advertising.
   func host(_ model: any PeripheralModel, device: DeviceSpec) async throws -> any HostedDevice
@@ -20,6 +24,10 @@ public protocol ScenarioTransport: Sendable {
 
   /// Releases what the transport holds (bus connections, the loopback air).
   func shutdown() async
+}
+
+extension ScenarioTransport {
+  public var executor: (any TaskExecutor)? { nil }
 }
 
 /// A device being hosted by a transport.

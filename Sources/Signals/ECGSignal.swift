@@ -5,6 +5,7 @@ public struct ECGSignal: SignalSource {
   public let ecg: SyntheticECG
   private var block: [Double] = []
   private var blockStart = 0
+  private var beats = SyntheticECG.BeatCursor.start
   private static let blockSeconds = 10
 
   public init(_ ecg: SyntheticECG) { self.ecg = ecg }
@@ -13,7 +14,7 @@ public struct ECGSignal: SignalSource {
     let n = max(0, Int((time * ecg.sampleRate).rounded()))
     if n < blockStart || n >= blockStart + block.count {
       blockStart = n
-      block = ecg.samples(n..<(n + max(1, Int(ecg.sampleRate) * Self.blockSeconds)))
+      block = ecg.samples(n..<(n + max(1, Int(ecg.sampleRate) * Self.blockSeconds)), from: &beats)
     }
     return block[n - blockStart]
   }

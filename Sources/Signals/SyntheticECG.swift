@@ -37,11 +37,25 @@ public struct SyntheticECG: Sendable, Hashable {
     (0.55, 0.045, 0.30, false),  // T
   ]
 
+  /// A place in the sequence of beats: beat `index` starts at `time`
+  /// seconds. Computing on from one gives the same beats as from the start.
+  public struct BeatCursor: Sendable, Hashable {
+    public var index: UInt64
+    public var time: Double
+    /// The first beat, at 0 s.
+    public static let start = BeatCursor(index: 0, time: 0)
+  }
+
   /// The start times of the beats up to `end` seconds, and whether each is irregular.
   public func beats(until end: Double) -> [(start: Double, rr: Double, irregular: Bool)] {
+    beats(from: .start, until: end)
+  }
+
+  /// The beats from `cursor`'s on, up to `end` seconds.
+  private func beats(from cursor: BeatCursor, until end: Double) -> [(start: Double, rr: Double, irregular: Bool)] {
     var beats: [(Double, Double, Bool)] = []
-    var time = 0.0
-    var index: UInt64 = 0
+    var time = cursor.time
+    var index = cursor.index
     let mean = 60.0 / heartRate
     while time <= end {
       let irregular = arrhythmiaEpisodes.contains { $0.contains(time) }
@@ -61,9 +75,33 @@ public struct SyntheticECG: Sendable, Hashable {
 
   /// Samples `range` (sample indices), in mV.
   public func samples(_ range: Range<Int>) -> [Double] {
+    var cursor = BeatCursor.start
+    return samples(range, from: &cursor)
+  }
+
+  /// Samples `range` as `samples(_:)` does, computing the beats from
+  /// `cursor` on rather than from the first: a caller that asks for
+  /// consecutive ranges keeps the cursor, so each costs the same however late
+  /// it is (from the start, the beats before it are summed again each time).
+  /// Moves `cursor` on to where the next range can start from; a cursor
+  /// beyond `range` is started again from the first beat.
+  public func samples(_ range: Range<Int>, from cursor: inout BeatCursor) -> [Double] {
     guard !range.isEmpty else { return [] }
+    let first = Double(range.lowerBound) / sampleRate
     let end = Double(range.upperBound) / sampleRate
-    let beats = beats(until: end + 2)
+    var beats = beats(from: cursor, until: end + 2)
+    // The beat before the one holding the first sample must be there: its T
+    // wave can reach into the next beat.
+    if cursor.index > 0, beats.count < 2 || beats[1].start > first {
+      cursor = .start
+      beats = self.beats(from: cursor, until: end + 2)
+    }
+    defer {
+      // The next range starts at `end`: keep the beat before the one holding it.
+      if let holding = beats.lastIndex(where: { $0.start <= end }), holding >= 1 {
+        cursor = BeatCursor(index: cursor.index + UInt64(holding - 1), time: beats[holding - 1].start)
+      }
+    }
     var beatIndex = 0
     return range.map { n in
       let t = Double(n) / sampleRate

@@ -69,6 +69,17 @@ struct BlendMicroLoopbackTests {
         == .malformed(bytes: Array("x1".utf8), time: .seconds(1)))
     #expect(BlendMicroClient.decode([0xFF, 0x31], at: .zero) == .malformed(bytes: [0xFF, 0x31], time: .zero))
     #expect(BlendMicroClient.decode([], at: .zero) == .malformed(bytes: [], time: .zero))
+    #expect(
+      BlendMicroClient.decode(Array(" \r\n\t\0".utf8), at: .zero)
+        == .malformed(bytes: Array(" \r\n\t\0".utf8), time: .zero))
+  }
+
+  @Test func whiteSpaceAroundTheNumberIsIgnored() {
+    for text in ["0.5\n", " 0.5", "\t0.5\r", "0.5\0\0", "\r\n0.5\r\n"] {
+      #expect(BlendMicroClient.decode(Array(text.utf8), at: .zero) == .sample(ECGSample(time: .zero, amplitude: 0.5)))
+    }
+    #expect(
+      BlendMicroClient.decode(Array("0. 5".utf8), at: .zero) == .malformed(bytes: Array("0. 5".utf8), time: .zero))
   }
 
   @Test func rPeaksFollowTheHeartRateAndArrhythmiaIsIrregular() {

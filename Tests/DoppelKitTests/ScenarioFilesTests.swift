@@ -23,7 +23,9 @@ struct ScenarioFilesTests {
   @Test func thereAreScenariosForEveryModel() {
     let names = Self.files.map { URL(fileURLWithPath: $0).lastPathComponent }
     for model in DeviceCatalog.descriptions.map(\.model) {
-      #expect(names.contains { $0 == "quick-start.yaml" } && Self.files.contains { $0.contains("/\(model)/") }, "no quick start for \(model)")
+      #expect(
+        names.contains { $0 == "quick-start.yaml" } && Self.files.contains { $0.contains("/\(model)/") },
+        "no quick start for \(model)")
       #expect(names.filter { $0.hasPrefix("\(model)-") }.count >= 2, "fewer than two fault scenarios for \(model)")
     }
   }
@@ -37,11 +39,14 @@ struct ScenarioFilesTests {
   @Test(arguments: ScenarioFilesTests.files)
   func passesInTheLoopback(_ file: String) async throws {
     let scenario = try DeviceCatalog.parser.parse(file: file)
+    let transport = LoopbackTransport()
     let report = try await ScenarioRunner(scenario: scenario, bindings: DeviceCatalog.bindings)
-      .run(on: LoopbackTransport(), mode: .endToEnd)
+      .run(on: transport, mode: .endToEnd)
     for result in report.results where !result.passed {
       Issue.record("\(result.expectation.location): expected \(result.expected), observed \(result.observed)")
     }
     #expect(!report.results.isEmpty)
+    // Devices, clients and timeline all ran on the loopback's own thread.
+    #expect(transport.virtualClock.sleepsOffExecutor == 0)
   }
 }

@@ -130,8 +130,12 @@ public enum AGDeviceData: Hashable, Sendable {
 /// and the typed value beside it.
 public struct AGMessage: Sendable {
   public let value: AGDeviceData
-  /// The JSON string the SDK delivers.
-  public let json: String
+  /// The JSON string the SDK delivers (made when asked for: a stream of raw
+  /// batches read through `value` costs no JSON).
+  public var json: String {
+    let data = (try? JSONSerialization.data(withJSONObject: value.jsonObject, options: [.sortedKeys])) ?? Data()
+    return String(decoding: data, as: UTF8.self)
+  }
   /// Whether the SDK delivers it as device status (`onDeviceStatus`) rather than data.
   public var isStatus: Bool {
     if case .status = value { return true }
@@ -140,7 +144,5 @@ public struct AGMessage: Sendable {
 
   init(_ value: AGDeviceData) {
     self.value = value
-    let data = (try? JSONSerialization.data(withJSONObject: value.jsonObject, options: [.sortedKeys])) ?? Data()
-    json = String(decoding: data, as: UTF8.self)
   }
 }

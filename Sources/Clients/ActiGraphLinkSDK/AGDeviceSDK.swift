@@ -84,16 +84,16 @@ public actor AGDeviceSDK {
     let generation = enumerationGeneration
     let stream = link.scan(filter: ScanFilter(serviceUUIDs: [AGWire.service]))
     let clock = self.clock
-    enumeration = Task {
-      let scan = Task {
+    enumeration = Task(executorPreference: Task.currentExecutorPreference) {
+      let scan = Task(executorPreference: Task.currentExecutorPreference) {
         for await peripheral in stream {
           guard let name = peripheral.name, name.hasPrefix("TAS") else { continue }
-          self.found(name, peripheral.id)
+          await self.found(name, peripheral.id)
         }
       }
       try? await clock.sleep(for: .milliseconds(Int64(max(0, duration) * 1000)))
       scan.cancel()
-      self.endEnumeration(generation)
+      await self.endEnumeration(generation)
     }
   }
 
@@ -163,12 +163,12 @@ public actor AGDeviceSDK {
       pending = []
       download = nil
       let events = connection.events()
-      reader = Task {
+      reader = Task(executorPreference: Task.currentExecutorPreference) {
         do {
-          for try await chunk in notifications { self.receive(chunk) }
+          for try await chunk in notifications { await self.receive(chunk) }
         } catch {}
         _ = events
-        self.linkEnded(connection)
+        await self.linkEnded(connection)
       }
       emit(.deviceConnected(serial))
     } catch {

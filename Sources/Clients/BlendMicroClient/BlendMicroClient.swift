@@ -49,7 +49,7 @@ public actor BlendMicroClient {
     let connection = try await link.connect(found.id, timeout: timeout)
     self.connection = connection
     set(.connected(found.id))
-    Task { [weak self] in
+    Task(executorPreference: Task.currentExecutorPreference) { [weak self] in
       let reason = try? await connection.disconnected()
       await self?.set(.disconnected(reason ?? .other("unknown")))
     }
@@ -83,7 +83,7 @@ public actor BlendMicroClient {
   ) -> AsyncThrowingStream<BlendMicroReading, any Error> {
     let start = clock.now
     let (stream, continuation) = AsyncThrowingStream<BlendMicroReading, any Error>.makeStream()
-    let task = Task {
+    let task = Task(executorPreference: Task.currentExecutorPreference) {
       do {
         for try await bytes in values {
           let time = start.duration(to: clock.now)
@@ -101,7 +101,11 @@ public actor BlendMicroClient {
   /// One notification: UTF-8 text of a decimal number, surrounding white
   /// space allowed (the firmware may end a line).
   public static func decode(_ bytes: [UInt8], at time: Duration) -> BlendMicroReading {
-    let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: " \r\n\t\0")
+    // Trimmed as bytes: these ASCII bytes are never part of a longer UTF-8 sequence.
+    let isPadding = { (byte: UInt8) in byte == 0x20 || byte == 0x0D || byte == 0x0A || byte == 0x09 || byte == 0 }
+    let start = bytes.firstIndex { !isPadding($0) } ?? bytes.endIndex
+    let end = bytes.lastIndex { !isPadding($0) }.map { $0 + 1 } ?? start
+    let text = String(decoding: bytes[start..<max(start, end)], as: UTF8.self)
     // Invalid UTF-8 decodes to U+FFFD, which no number contains.
     guard let value = Double(text), value.isFinite else {
       return .malformed(bytes: bytes, time: time)
@@ -132,13 +136,5 @@ public actor BlendMicroClient {
       defer { group.cancelAll() }
       return try await group.next()!
     }
-  }
-}
-
-extension String {
-  fileprivate func trimmingCharacters(in set: String) -> String {
-    let unwanted = Set(set)
-    let head = self.drop { unwanted.contains($0) }
-    return String(head.reversed().drop { unwanted.contains($0) }.reversed())
   }
 }

@@ -96,7 +96,7 @@ public actor E4DeviceManager {
       throw error
     }
     set(.connected)
-    Task { [weak self] in
+    Task(executorPreference: Task.currentExecutorPreference) { [weak self] in
       _ = try? await connection.disconnected()
       await self?.linkEnded(connection)
     }
@@ -124,7 +124,7 @@ public actor E4DeviceManager {
         throw E4LinkError(error, while: "subscribing to \(address)")
       }
       readers.append(
-        Task { [weak self] in
+        Task(executorPreference: Task.currentExecutorPreference) { [weak self] in
           do {
             for try await bytes in values { await self?.deliver(bytes, from: address) }
           } catch {

@@ -91,7 +91,9 @@ public actor EmpaticaAPI {
     }
     set(.scanning)
     continuation.yield(.bleStatus(.scanning))
-    let task = Task { await self.scan(duration: duration, namePrefix: namePrefix, continuation: continuation) }
+    let task = Task(executorPreference: Task.currentExecutorPreference) {
+      await self.scan(duration: duration, namePrefix: namePrefix, continuation: continuation)
+    }
     continuation.onTermination = { _ in task.cancel() }
     return stream
   }

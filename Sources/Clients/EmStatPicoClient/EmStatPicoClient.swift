@@ -102,7 +102,7 @@ public actor EmStatPicoClient {
       throw error
     }
     set(.connected(found.id))
-    Task { [weak self] in
+    Task(executorPreference: Task.currentExecutorPreference) { [weak self] in
       let reason = try? await connection.disconnected()
       await self?.set(.disconnected(reason ?? .other("unknown")))
     }
@@ -123,7 +123,7 @@ public actor EmStatPicoClient {
     self.connection = connection
     let data = try await connection.notifications(of: Self.txFIFO)
     reader?.cancel()
-    reader = Task { [weak self] in
+    reader = Task(executorPreference: Task.currentExecutorPreference) { [weak self] in
       do {
         for try await bytes in data { await self?.receive(bytes) }
         await self?.linkEnded(EmStatPicoClientError(.notConnected, "disconnected"))
@@ -136,7 +136,7 @@ public actor EmStatPicoClient {
     {
       let cts = try await connection.notifications(of: Self.modemOut)
       flowReader?.cancel()
-      flowReader = Task { [weak self] in
+      flowReader = Task(executorPreference: Task.currentExecutorPreference) { [weak self] in
         do {
           for try await value in cts { await self?.setClearToSend(value.first.map { $0 & 1 != 0 } ?? true) }
         } catch {
@@ -240,7 +240,7 @@ public actor EmStatPicoClient {
       throw error
     }
     let (stream, continuation) = AsyncThrowingStream<MeasurementEvent, any Error>.makeStream()
-    let task = Task {
+    let task = Task(executorPreference: Task.currentExecutorPreference) {
       do {
         while true {
           let line = try await self.nextLine(timeout: lineTimeout)
@@ -260,13 +260,13 @@ public actor EmStatPicoClient {
           case .error(let code, let detail):
             throw EmStatPicoClientError(.device(code: code, detail: detail), "the device answered '\(line)'")
           case .end:
-            self.finishRequest()
+            await self.finishRequest()
             continuation.finish()
             return
           }
         }
       } catch {
-        self.finishRequest()
+        await self.finishRequest()
         continuation.finish(throwing: error)
       }
     }
@@ -392,7 +392,7 @@ public actor EmStatPicoClient {
     let id = nextWaiterID
     let clock = self.clock
     let timer: Task<Void, Never>? = timeout.map { limit in
-      Task { [weak self] in
+      Task(executorPreference: Task.currentExecutorPreference) { [weak self] in
         guard (try? await clock.sleep(for: limit)) != nil else { return }
         await self?.expire(id)
       }

@@ -71,7 +71,7 @@ public struct LoopbackCentral: CentralLink {
           continuation.resume(returning: immediate)
           return
         }
-        let timer = Task {
+        let timer = Task(executorPreference: Task.currentExecutorPreference) {
           try? await air.clock.sleep(for: timeout)
           guard !Task.isCancelled else { return }
           Self.abandon(

@@ -8,7 +8,7 @@ final class PeripheralEventQueue: Sendable {
   init() {
     let (jobs, continuation) = AsyncStream.makeStream(of: Job.self)
     self.continuation = continuation
-    Task {
+    Task(executorPreference: Task.currentExecutorPreference) {
       for await job in jobs {
         await job()
       }

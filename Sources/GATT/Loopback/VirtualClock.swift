@@ -13,6 +13,12 @@ import Synchronization
 /// `settleLimit` of wall time before time moves on. A sleeping task that is
 /// cancelled throws `CancellationError` at once and is removed.
 ///
+/// Bound to a `LoopbackExecutor` (and with the tasks that sleep on it running
+/// there), an instant has settled exactly when the executor has nothing left
+/// to run and the woken task sleeps again: no counting of turns, and the same
+/// order of events however loaded the machine is. Without one, the clock
+/// yields until it has seen a few turns without activity.
+///
 /// Move time from one task at a time (the test's); any number of tasks may sleep.
 public final class VirtualClock: Clock, Sendable {
   /// A point in virtual time: the time since the clock's origin.
@@ -65,6 +71,8 @@ public final class VirtualClock: Clock, Sendable {
     /// The task `advance` last woke, and whether it has gone to sleep again since.
     var wokenTask: Int?
     var wokenTaskSleepsAgain = true
+    /// Sleeps begun off the clock's executor.
+    var sleepsOffExecutor = 0
 
     mutating func insert(_ sleeper: Sleeper) {
       if let task = sleeper.task, task == wokenTask {
@@ -88,15 +96,23 @@ public final class VirtualClock: Clock, Sendable {
   /// clock again before moving on without it.
   public let settleLimit: Duration
 
+  /// The executor whose quiet tells that an instant has settled, if any.
+  public let executor: LoopbackExecutor?
+
   /// A clock at `now` (the origin unless given).
   ///
   /// - Parameter settleLimit: How long (wall time) to wait for a woken task to
   ///   sleep again. A periodic task sleeps again within microseconds; only a
   ///   task that wakes and then ends or waits for something other than the
   ///   clock costs the whole limit. Raise it on a heavily loaded machine.
-  public init(now: Instant = .origin, settleLimit: Duration = .milliseconds(50)) {
+  ///   - executor: The executor the sleeping tasks run on; `advance` then
+  ///     waits until it has nothing left to run instead of yielding.
+  public init(
+    now: Instant = .origin, settleLimit: Duration = .milliseconds(50), executor: LoopbackExecutor? = nil
+  ) {
     state = Mutex(State(now: now))
     self.settleLimit = settleLimit
+    self.executor = executor
   }
 
   /// The current virtual time.
@@ -111,12 +127,20 @@ public final class VirtualClock: Clock, Sendable {
   /// The earliest deadline of a sleeping task.
   public var nextDeadline: Instant? { state.withLock { $0.sleepers.first?.deadline } }
 
+  /// How many sleeps began on a thread other than the executor's (0 without
+  /// an executor). A task that sleeps off the executor escaped the loopback's
+  /// thread (say, `Task { }` without the executor preference), and the clock
+  /// cannot tell when its work for an instant is done.
+  public var sleepsOffExecutor: Int { state.withLock { $0.sleepsOffExecutor } }
+
   /// Suspends until the clock is advanced to `deadline`; returns at once if it
   /// is already there. `tolerance` is ignored.
   public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
     try Task.checkCancellation()
     let task = withUnsafeCurrentTask { $0?.hashValue }
+    let offExecutor = executor.map { !$0.isCurrent } ?? false
     let id = state.withLock { state in
+      if offExecutor { state.sleepsOffExecutor += 1 }
       state.nextID += 1
       state.arriving.insert(state.nextID)
       return state.nextID
@@ -199,6 +223,10 @@ public final class VirtualClock: Clock, Sendable {
   /// again, or `settleLimit` has passed, and the clock has then been quiet for
   /// a few turns, so that the other ready tasks have run too.
   private func settle() async {
+    if let executor {
+      await settle(on: executor)
+      return
+    }
     let start = ContinuousClock.now
     var last = state.withLock { $0.activity }
     var quiet = 0
@@ -218,6 +246,24 @@ public final class VirtualClock: Clock, Sendable {
         }
         return
       }
+    }
+  }
+
+  /// Waits until the executor has nothing left to run and the task just
+  /// woken (if any) sleeps on the clock again; a woken task that does not is
+  /// given until `settleLimit` for work from outside the executor (timers,
+  /// I/O) to arrive and let it.
+  private func settle(on executor: LoopbackExecutor) async {
+    await executor.untilQuiet()
+    if !state.withLock({ $0.wokenTaskSleepsAgain }) {
+      let deadline = ContinuousClock.now.advanced(by: settleLimit)
+      while !state.withLock({ $0.wokenTaskSleepsAgain }), ContinuousClock.now < deadline {
+        await executor.untilQuietAfterOutsideWork(deadline: deadline)
+      }
+    }
+    state.withLock { state in
+      state.wokenTask = nil
+      state.wokenTaskSleepsAgain = true
     }
   }
 }
