@@ -41,8 +41,13 @@ struct KardiaHTTPTests {
 
   @Test func shutdownClosesAConnectionThatNeverSentARequest() async throws {
     let server = try await TestServer.start()
-    let idle = Task { try await RawHTTP.exchange("", port: server.port) }
-    try await Task.sleep(for: .milliseconds(100))
+    let (up, connected) = AsyncStream<Void>.makeStream()
+    let idle = Task { try await RawHTTP.exchange("", port: server.port) { connected.yield() } }
+    // Stopping before the connection is up would test a refusal instead (a
+    // loaded machine once took over 100 ms to connect); then give the server
+    // a moment to accept it.
+    _ = try await TimedOut.within(.seconds(5), "the idle connection") { await up.first { true } }
+    try await Task.sleep(for: .milliseconds(200))
     try await server.stop()
     let answer = try await TimedOut.within(.seconds(3), "the idle connection closing") { try await idle.value }
     #expect(answer.isEmpty)

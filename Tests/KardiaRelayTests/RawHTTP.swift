@@ -5,14 +5,18 @@ import NIOPosix
 /// closes: for requests the relay would never send.
 enum RawHTTP {
   /// Sends `request` to 127.0.0.1:`port` and returns everything the server
-  /// sent before closing (callers bound it with `TimedOut.within`).
-  static func exchange(_ request: String, port: Int) async throws -> String {
+  /// sent before closing (callers bound it with `TimedOut.within`);
+  /// `connected` runs once the TCP connection is up.
+  static func exchange(
+    _ request: String, port: Int, connected: @Sendable () -> Void = {}
+  ) async throws -> String {
     let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
       .connect(host: "127.0.0.1", port: port) { channel in
         channel.eventLoop.makeCompletedFuture {
           try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
         }
       }
+    connected()
     return try await withTaskCancellationHandler {
       try await channel.executeThenClose { inbound, outbound in
         if !request.isEmpty { try await outbound.write(ByteBuffer(string: request)) }
