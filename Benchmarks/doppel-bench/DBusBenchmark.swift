@@ -117,7 +117,7 @@ struct DBusBenchmark {
     func sendBatch() async throws {
       payload = try await Self.emit(batch, from: sent, payload: payload, by: a, path: path, on: home(a))
       sent += batch
-      guard let received = await batchesDone.next(), received == sent else {
+      guard let received = await batchesDone.next(isolation: #isolation), received == sent else {
         throw BenchFailure("B stopped receiving after \(sent - batch) signals")
       }
     }

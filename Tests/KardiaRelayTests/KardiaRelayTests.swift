@@ -77,7 +77,7 @@ struct KardiaRelayTests {
       var replies = relay.replies.makeAsyncIterator()
       func reply(to text: String) async throws -> KardiaReply? {
         try await relay.sendRaw(text)
-        return try await replies.next()
+        return try await replies.next(isolation: #isolation)
       }
       func expectError(_ text: String, saying words: [String]) async throws {
         let answer = try await reply(to: text)

@@ -28,9 +28,16 @@ public final class LoopbackExecutor: TaskExecutor, Sendable {
     var deadline: ContinuousClock.Instant?
   }
 
+  /// A task that lets `step` move things on each time the executor is quiet.
+  private struct Driver {
+    var step: @Sendable () -> Bool
+    var continuation: UnsafeContinuation<Void, Never>
+  }
+
   private struct State {
     var jobs: [UnownedJob] = []
     var waiters: [Waiter] = []
+    var driver: Driver?
     /// Counts the jobs run.
     var jobsRun: UInt64 = 0
     /// The thread waits for a job.
@@ -103,6 +110,34 @@ public final class LoopbackExecutor: TaskExecutor, Sendable {
     }
   }
 
+  /// Calls `step` on the executor's thread each time nothing is ready to run
+  /// (after the `untilQuiet()` waiters have had their turn), and returns once
+  /// it returns `false`. `step` starts more work (resumes a task) and returns
+  /// `true`, or returns `false` when it has nothing more to start; it must not
+  /// block. This is how a `VirtualClock` moves from instant to instant
+  /// without a task switch per instant. One caller at a time.
+  public func whileQuiet(_ step: @escaping @Sendable () -> Bool) async {
+    await withUnsafeContinuation { continuation in
+      enum Then { case nothing, wake, resume }
+      let then: Then = state.withLock { state in
+        if state.ended { return .resume }
+        precondition(state.driver == nil, "LoopbackExecutor.whileQuiet: one caller at a time")
+        state.driver = Driver(step: step, continuation: continuation)
+        guard state.idle else { return .nothing }
+        state.idle = false
+        return .wake
+      }
+      switch then {
+      case .nothing: break
+      case .wake: signal.wake()
+      case .resume: continuation.resume()
+      }
+    }
+  }
+
+  /// How many jobs have run on the executor so far.
+  public var jobsRun: UInt64 { state.withLock { $0.jobsRun } }
+
   /// Ends the thread once its queue is empty.
   public func shutdown() {
     let wake = state.withLock { state in
@@ -138,6 +173,7 @@ public final class LoopbackExecutor: TaskExecutor, Sendable {
       enum Next {
         case run
         case resume([UnsafeContinuation<Void, Never>])
+        case step(Driver)
         case wait(ContinuousClock.Instant?)
         case end([UnsafeContinuation<Void, Never>])
       }
@@ -165,12 +201,20 @@ public final class LoopbackExecutor: TaskExecutor, Sendable {
             return due
           }
           if !ready.isEmpty { return .resume(ready) }
+          if let driver = state.driver {
+            state.driver = nil
+            return .step(driver)
+          }
           if state.shuttingDown {
             state.ended = true
             return .end(state.waiters.map(\.continuation))
           }
           state.idle = true
           return .wait(earliest)
+        }
+        if let driver = state.driver {
+          state.driver = nil
+          return .step(driver)
         }
         if state.shuttingDown {
           state.ended = true
@@ -189,6 +233,12 @@ public final class LoopbackExecutor: TaskExecutor, Sendable {
         batch.removeAll(keepingCapacity: true)
       case .resume(let continuations):
         for continuation in continuations { continuation.resume() }
+      case .step(let driver):
+        if driver.step() {
+          state.withLock { $0.driver = driver }
+        } else {
+          driver.continuation.resume()
+        }
       case .wait(let deadline):
         signal.wait(until: deadline)
       case .end(let continuations):

@@ -181,13 +181,44 @@ public final class VirtualClock: Clock, Sendable {
   /// woken too. Does nothing when `target` is in the past.
   public func advance(to target: Instant) async {
     await settle()
-    while let sleeper = popSleeper(notAfter: target) {
-      sleeper.continuation.resume()
-      await settle()
+    if let executor {
+      // The executor wakes the next sleeper itself each time it is quiet; the
+      // slow path (a woken task that did not sleep again) comes back here.
+      while await !wakeWhileQuiet(on: executor, upTo: target) {
+        await settle(on: executor)
+      }
+    } else {
+      while let sleeper = popSleeper(notAfter: target) {
+        sleeper.continuation.resume()
+        await settle()
+      }
     }
     state.withLock { state in
       if state.now < target { state.now = target }
     }
+  }
+
+  /// Wakes the sleepers due by `target` one at a time, each once the executor
+  /// is quiet after the one before, without leaving the executor's thread
+  /// between them. Returns `false` when a woken task has not slept again by
+  /// the time the executor is quiet (it waits for outside work: the caller
+  /// settles that the slow way and calls again), `true` when no sleeper is
+  /// due any more.
+  private func wakeWhileQuiet(on executor: LoopbackExecutor, upTo target: Instant) async -> Bool {
+    let unsettled = Atomic<Bool>(false)
+    await executor.whileQuiet { [self] in
+      let woken: Sleeper? = state.withLock { state in
+        guard state.wokenTaskSleepsAgain else {
+          unsettled.store(true, ordering: .relaxed)
+          return nil
+        }
+        state.wokenTask = nil
+        return Self.pop(&state, notAfter: target)
+      }
+      woken?.continuation.resume()
+      return woken != nil
+    }
+    return !unsettled.load(ordering: .relaxed)
   }
 
   /// Advances from deadline to deadline until no task sleeps on the clock, or
@@ -195,6 +226,11 @@ public final class VirtualClock: Clock, Sendable {
   /// Without a limit, a task that sleeps forever in a loop keeps this running.
   public func runUntilIdle(upTo limit: Duration? = nil) async {
     let end = limit.map { now.advanced(by: $0) }
+    if executor != nil, let end {
+      // The executor goes from deadline to deadline by itself.
+      await advance(to: end)
+      return
+    }
     while true {
       await settle()
       guard let next = nextDeadline else { break }
@@ -208,15 +244,17 @@ public final class VirtualClock: Clock, Sendable {
   }
 
   private func popSleeper(notAfter target: Instant) -> Sleeper? {
-    state.withLock { state in
-      guard let first = state.sleepers.first, first.deadline <= target else { return nil }
-      state.sleepers.removeFirst()
-      state.activity &+= 1
-      state.wokenTask = first.task
-      state.wokenTaskSleepsAgain = first.task == nil
-      if state.now < first.deadline { state.now = first.deadline }
-      return first
-    }
+    state.withLock { Self.pop(&$0, notAfter: target) }
+  }
+
+  private static func pop(_ state: inout State, notAfter target: Instant) -> Sleeper? {
+    guard let first = state.sleepers.first, first.deadline <= target else { return nil }
+    state.sleepers.removeFirst()
+    state.activity &+= 1
+    state.wokenTask = first.task
+    state.wokenTaskSleepsAgain = first.task == nil
+    if state.now < first.deadline { state.now = first.deadline }
+    return first
   }
 
   /// Yields until the task just woken (if any) has gone to sleep on the clock
