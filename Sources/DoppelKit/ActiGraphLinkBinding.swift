@@ -177,15 +177,15 @@ public struct ActiGraphLinkBinding: DeviceBinding {
     for await message in messages {
       switch message.value {
       case .deviceFound(let serial):
-        await observer.event("device-found", device: id, detail: serial)
+        observer.event("device-found", device: id, detail: serial)
       case .devices:
         break
       case .deviceConnected:
-        await observer.event("connected", device: id)
+        observer.event("connected", device: id)
       case .deviceDisconnected:
-        await observer.event("disconnected", device: id)
+        observer.event("disconnected", device: id)
       case .rawConfigured:
-        await observer.event("configured", device: id, detail: message.json)
+        observer.event("configured", device: id, detail: message.json)
       case .raw(_, _, let acceleration, let time, let rate):
         // Device time stamps, as seconds from the start (the device clock's setting).
         let start = time - monitor.configuration.clockTime
@@ -195,30 +195,30 @@ public struct ActiGraphLinkBinding: DeviceBinding {
           let at = start + Double(n) / Double(max(rate, 1))
           batch += [(sample.x, "acc.x", at), (sample.y, "acc.y", at), (sample.z, "acc.z", at)]
         }
-        await observer.samples(batch, device: id)
+        observer.samples(batch, device: id)
       case .epochDownload(let state, let progress):
-        await observer.metric("progress", Double(progress), device: id)
+        observer.metric("progress", Double(progress), device: id)
         switch state {
         case .started:
           downloadStart = elapsed()
-          await observer.event("download-started", device: id)
-        case .completed: await observer.event("download-completed", device: id)
+          observer.event("download-started", device: id)
+        case .completed: observer.event("download-completed", device: id)
         case .downloading: break
         }
       case .epochs(_, _, let records):
-        await observer.metric("records", Double(records.count), device: id)
+        observer.metric("records", Double(records.count), device: id)
         if let downloadStart {
           let seconds = (elapsed() - downloadStart).seconds
-          if seconds > 0 { await observer.metric("records-per-second", Double(records.count) / seconds, device: id) }
+          if seconds > 0 { observer.metric("records-per-second", Double(records.count) / seconds, device: id) }
         }
         await inbox.endDownload()
       case .status(let status):
-        await observer.event("status", device: id, detail: message.json)
-        await observer.metric("battery", Double(status.battery) / 100, device: id)
+        observer.event("status", device: id, detail: message.json)
+        observer.metric("battery", Double(status.battery) / 100, device: id)
       case .error(let error):
-        await observer.metric("error-code", Double(error.code.rawValue), device: id)
-        await observer.event("sdk-error", device: id, detail: "code \(error.code.rawValue)")
-        await observer.error(
+        observer.metric("error-code", Double(error.code.rawValue), device: id)
+        observer.event("sdk-error", device: id, detail: "code \(error.code.rawValue)")
+        observer.error(
           "code \(error.code.rawValue): \(error.code.description) (\(error.extra)) \(message.json)", device: id)
         if error.code == .wirelessTransferError || error.code == .epochDownloadError
           || error.code == .dateFormatError || error.code == .configurationFailed

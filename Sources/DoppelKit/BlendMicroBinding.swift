@@ -75,7 +75,7 @@ public struct BlendMicroBinding: DeviceBinding {
       do {
         relay = try await KardiaRelayRun.start(device: device.id, observer: observer)
       } catch {
-        await observer.error("kardia relay: the analysis server did not start: \(error)", device: device.id)
+        observer.error("kardia relay: the analysis server did not start: \(error)", device: device.id)
       }
     }
     await receive(link: link, clock: clock, observer: observer, relay: relay)
@@ -102,37 +102,37 @@ public struct BlendMicroBinding: DeviceBinding {
       let client = BlendMicroClient(link: link, clock: clock)
       do {
         try await client.connect(namePrefix: device.name, timeout: timeout)
-        await observer.event("connected", device: id)
+        observer.event("connected", device: id)
         for try await reading in try await client.readings() {
           switch reading {
           case .sample(let sample):
-            await observer.sample(sample.amplitude, stream: "ecg", device: id)
+            observer.sample(sample.amplitude, stream: "ecg", device: id)
             if let relay {
               relay.relay(ECGSample(time: .seconds(Double(relayed) / sampleRate), amplitude: sample.amplitude))
               relayed += 1
             }
             if let result = analysis.add(sample.amplitude) {
-              if let rate = result.heartRate { await observer.metric("heart-rate", rate, device: id) }
-              if result.freshArrhythmia { await observer.event("arrhythmia", device: id) }
+              if let rate = result.heartRate { observer.metric("heart-rate", rate, device: id) }
+              if result.freshArrhythmia { observer.event("arrhythmia", device: id) }
             }
           case .malformed(let bytes, _):
-            await observer.event("malformed", device: id, detail: "\(bytes.count) bytes")
+            observer.event("malformed", device: id, detail: "\(bytes.count) bytes")
           }
         }
         if Task.isCancelled {
           await client.disconnect()
           return
         }
-        await observer.event("disconnected", device: id)
+        observer.event("disconnected", device: id)
       } catch {
         if Task.isCancelled {
           await client.disconnect()
           return
         }
         if let gatt = error as? GATTError, case .disconnected(let reason) = gatt.code {
-          await observer.event("disconnected", device: id, detail: "\(reason)")
+          observer.event("disconnected", device: id, detail: "\(reason)")
         } else {
-          await observer.error("\(error)", device: id)
+          observer.error("\(error)", device: id)
           // Do not spin on a persistent failure.
           try? await clock.sleep(for: .seconds(1))
         }

@@ -188,10 +188,10 @@ public struct EmStatPicoBinding: DeviceBinding {
       defer { pacer.cancel() }
       do {
         try await client.connect(namePrefix: device.name, timeout: timeout)
-        await observer.event("connected", device: id)
+        observer.event("connected", device: id)
         let states = await client.states()
         let version = try await client.sendCommandVersion()
-        await observer.event("version", device: id, detail: version)
+        observer.event("version", device: id, detail: version)
         try await measure(
           client, clock: clock, abortAfter: abortAfter, pacer: pacer, points: &points, observer: observer)
         // Connected until the run ends or the link is lost.
@@ -202,18 +202,18 @@ public struct EmStatPicoBinding: DeviceBinding {
           await client.disconnect()
           return
         }
-        await observer.event("disconnected", device: id)
+        observer.event("disconnected", device: id)
       } catch {
         if Task.isCancelled {
           await client.disconnect()
           return
         }
         if let gatt = error as? GATTError, case .disconnected = gatt.code {
-          await observer.event("disconnected", device: id, detail: "\(error)")
+          observer.event("disconnected", device: id, detail: "\(error)")
         } else if case .disconnected = await client.state {
-          await observer.event("disconnected", device: id, detail: "\(error)")
+          observer.event("disconnected", device: id, detail: "\(error)")
         } else {
-          await observer.error("\(error)", device: id)
+          observer.error("\(error)", device: id)
           await client.disconnect()
           try? await clock.sleep(for: .seconds(1))
         }
@@ -254,7 +254,7 @@ public struct EmStatPicoBinding: DeviceBinding {
     let pointsBefore = points
     var loopStart: (time: Duration, points: Int)?
     let stream = try await client.sendMethodScript(script)
-    await observer.event("script-sent", device: id)
+    observer.event("script-sent", device: id)
     let aborter = abortAfter.map { delay in
       Task(executorPreference: Task.currentExecutorPreference) {
         try? await clock.sleep(for: delay)
@@ -269,57 +269,57 @@ public struct EmStatPicoBinding: DeviceBinding {
         case .loopStarted(let loop):
           pacer.cancel()
           loopStart = (elapsed(), points)
-          await observer.event("measurement-started", device: id, detail: "M" + loop)
+          observer.event("measurement-started", device: id, detail: "M" + loop)
         case .loopEnded:
           // Points per second from sending the script to the loop's last
           // package, and the sustained rate from the loop's start (`M…`) on.
           let end = elapsed()
           if end > .zero {
-            await observer.metric("points-per-second", Double(points - pointsBefore) / Self.seconds(end), device: id)
+            observer.metric("points-per-second", Double(points - pointsBefore) / Self.seconds(end), device: id)
           }
           if let loopStart, end > loopStart.time {
             let rate = Double(points - loopStart.points) / Self.seconds(end - loopStart.time)
-            await observer.metric("loop-points-per-second", rate, device: id)
+            observer.metric("loop-points-per-second", rate, device: id)
           }
-          await observer.event("measurement-ended", device: id)
+          observer.event("measurement-ended", device: id)
         case .package(let package):
           points += 1
-          await observer.metric("points", Double(points), device: id)
+          observer.metric("points", Double(points), device: id)
           if package.status?.contains(.overload) == true {
-            await observer.event("overload", device: id, detail: package.line)
+            observer.event("overload", device: id, detail: package.line)
           }
           let time = package.time
           if let e = package.potential {
-            await observer.sample(e, stream: "potential", device: id, time: time)
-            await observer.metric("last-potential", e, device: id)
+            observer.sample(e, stream: "potential", device: id, time: time)
+            observer.metric("last-potential", e, device: id)
           }
           if let i = package.current {
-            await observer.sample(i, stream: "current", device: id, time: time)
-            await observer.metric("last-current", i, device: id)
+            observer.sample(i, stream: "current", device: id, time: time)
+            observer.metric("last-current", i, device: id)
           }
           if let re = package.zReal {
-            await observer.sample(re, stream: "z-real", device: id, time: time)
-            await observer.metric("last-z-real", re, device: id)
+            observer.sample(re, stream: "z-real", device: id, time: time)
+            observer.metric("last-z-real", re, device: id)
           }
           if let im = package.zImaginary {
-            await observer.sample(im, stream: "z-imaginary", device: id, time: time)
-            await observer.metric("last-z-imaginary", im, device: id)
+            observer.sample(im, stream: "z-imaginary", device: id, time: time)
+            observer.metric("last-z-imaginary", im, device: id)
           }
         case .malformedPackage(let line, let reason):
-          await observer.event("malformed", device: id, detail: "\(line): \(reason)")
+          observer.event("malformed", device: id, detail: "\(line): \(reason)")
         case .abortAcknowledged:
-          await observer.event("aborted", device: id)
+          observer.event("aborted", device: id)
         case .scriptAccepted, .scanStarted, .scanEnded, .nestedLoopStarted, .nestedLoopEnded, .text:
           break
         }
       }
       // A run that ends cancels the client: the stream stops without the script's end.
       guard !Task.isCancelled else { return }
-      await observer.event("script-ended", device: id)
+      observer.event("script-ended", device: id)
     } catch let error as EmStatPicoClientError {
       guard case .device(let code, let detail) = error.code else { throw error }
       let hex = String(code, radix: 16, uppercase: true)
-      await observer.event(
+      observer.event(
         "device-error", device: id, detail: "!" + String(repeating: "0", count: 4 - hex.count) + hex + detail)
     }
   }

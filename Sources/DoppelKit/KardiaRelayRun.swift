@@ -67,7 +67,7 @@ final class KardiaRelayRun: Sendable {
         let rest = pending.take()
         if !rest.isEmpty { try await relay.send(contentsOf: rest) }
       } catch {
-        await observer.error("kardia relay: \(error)", device: device)
+        observer.error("kardia relay: \(error)", device: device)
       }
     }
     receiving = Task {
@@ -76,21 +76,21 @@ final class KardiaRelayRun: Sendable {
         for try await reply in relay.replies {
           switch reply {
           case .analysis(let analysis):
-            if let rate = analysis.heartRate { await observer.metric("relay-heart-rate", rate, device: device) }
+            if let rate = analysis.heartRate { observer.metric("relay-heart-rate", rate, device: device) }
             let entries = await relay.arrhythmiaLog.entries
             while reported < entries.count {
               let rate = entries[reported].heartRate.map { "\(Int($0.rounded())) bpm" } ?? "no rate yet"
-              await observer.event("abnormal-episode", device: device, detail: rate)
+              observer.event("abnormal-episode", device: device, detail: rate)
               reported += 1
             }
           case .error(let message):
-            await observer.error("kardia server refused an event: \(message)", device: device)
+            observer.error("kardia server refused an event: \(message)", device: device)
           case .unreadable(let text):
-            await observer.error("kardia server sent an unreadable reply: \(text.prefix(80))", device: device)
+            observer.error("kardia server sent an unreadable reply: \(text.prefix(80))", device: device)
           }
         }
       } catch {
-        await observer.error("kardia relay: \(error)", device: device)
+        observer.error("kardia relay: \(error)", device: device)
       }
     }
   }

@@ -1,10 +1,16 @@
 import Foundation
+import Synchronization
 
 /// Where a client stack reports what it observes during an end-to-end run:
 /// samples per stream, events, derived figures, errors. Times are seconds
 /// from the start of the run on the run's clock.
-public actor ClientObserver {
-  private var devices: [String: DeviceObservations] = [:]
+///
+/// Not an actor: a report is a synchronous call under a lock (it only
+/// updates running statistics), so a client reporting every sample does not
+/// switch executors twice a sample, and an SDK's synchronous callbacks (the
+/// E4's device delegate) can report directly.
+public final class ClientObserver: Sendable {
+  private let devices = Mutex<[String: DeviceObservations]>([:])
   private let elapsed: @Sendable () -> Duration
   private let progress: @Sendable (String) -> Void
 
@@ -27,25 +33,33 @@ public actor ClientObserver {
   /// A sample of `stream`; `time` is the device's time stamp in seconds from
   /// the start of the run when the protocol carries one, else the arrival time.
   public func sample(_ value: Double, stream: String, device: String, time: Double? = nil) {
-    devices[device, default: DeviceObservations()].streams[stream, default: StreamStatistics()]
-      .add(value, at: time ?? now)
+    let time = time ?? now
+    devices.withLock { devices in
+      devices[device, default: DeviceObservations()].streams[stream, default: StreamStatistics()].add(value, at: time)
+    }
   }
 
   /// Samples of one or more streams at once (one call to the observer for a
   /// packet's worth), in order; each as `sample(_:stream:device:time:)`.
   public func samples(_ batch: [(value: Double, stream: String, time: Double?)], device: String) {
-    for (value, stream, time) in batch {
-      devices[device, default: DeviceObservations()].streams[stream, default: StreamStatistics()]
-        .add(value, at: time ?? now)
+    let now = now
+    devices.withLock { devices in
+      for (value, stream, time) in batch {
+        devices[device, default: DeviceObservations()].streams[stream, default: StreamStatistics()]
+          .add(value, at: time ?? now)
+      }
     }
   }
 
   /// An event (`connected`, `disconnected`, `malformed`, `tag`, …).
   public func event(_ name: String, device: String, detail: String? = nil) {
-    devices[device, default: DeviceObservations()].events[name, default: 0] += 1
-    if name == "connected", devices[device]?.connectedAt == nil { devices[device]?.connectedAt = now }
+    let now = now
+    let seen = devices.withLock { devices in
+      devices[device, default: DeviceObservations()].events[name, default: 0] += 1
+      if name == "connected", devices[device]?.connectedAt == nil { devices[device]?.connectedAt = now }
+      return devices[device]?.events[name] ?? 0
+    }
     // The first few of each kind, then every hundredth, so frequent events do not drown the rest.
-    let seen = devices[device]?.events[name] ?? 0
     if seen <= 3 || seen % 100 == 0 {
       progress(String(format: "%8.3f s  %@: %@%@", now, device, name, detail.map { " (\($0))" } ?? ""))
     }
@@ -53,17 +67,19 @@ public actor ClientObserver {
 
   /// The current value of a derived figure (`heart-rate`, …).
   public func metric(_ name: String, _ value: Double, device: String) {
-    devices[device, default: DeviceObservations()].metrics[name] = value
+    devices.withLock { $0[device, default: DeviceObservations()].metrics[name] = value }
   }
 
   /// An error the client reported.
   public func error(_ message: String, device: String) {
-    var observations = devices[device, default: DeviceObservations()]
-    if observations.errors.count < 100 { observations.errors.append(message) } else { observations.moreErrors += 1 }
-    devices[device] = observations
+    devices.withLock { devices in
+      var observations = devices[device, default: DeviceObservations()]
+      if observations.errors.count < 100 { observations.errors.append(message) } else { observations.moreErrors += 1 }
+      devices[device] = observations
+    }
     progress(String(format: "%8.3f s  %@: error: %@", now, device, message))
   }
 
   /// Everything observed so far, by device id.
-  public var observations: [String: DeviceObservations] { devices }
+  public var observations: [String: DeviceObservations] { devices.withLock { $0 } }
 }

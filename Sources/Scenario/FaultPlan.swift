@@ -1,26 +1,43 @@
 import GATT
+import Synchronization
 
 /// The faults a scenario's timeline has switched on for one device: what the
 /// `FaultInjectingHost` and `ScenarioPeripheral` consult on each notification,
 /// read, write and connection.
-public actor FaultPlan {
-  /// Whether notifications are held, and whether held ones are lost.
-  public private(set) var stalled = false
-  private var stallDrops = false
-  private var stallWaiters: [CheckedContinuation<Void, Never>] = []
-  private var dropRemaining = 0
-  private var corruptRemaining = 0
-  /// How late reads and writes are answered.
-  public private(set) var responseDelay: Duration = .zero
-  private var rejection: (error: ATTError, remaining: Int?)?
-  /// Whether new connections are kept.
-  public private(set) var acceptsConnections = true
-  /// Notifications lost to `drop` and dropping stalls, and garbled by `corrupt`.
-  public private(set) var dropped = 0
-  public private(set) var corrupted = 0
-  public private(set) var rejectedWrites = 0
+///
+/// A class under a lock, not an actor: every notification consults it, and
+/// that should not cost two switches of executor.
+public final class FaultPlan: Sendable {
+  private struct State {
+    var stalled = false
+    var stallDrops = false
+    var stallWaiters: [CheckedContinuation<Void, Never>] = []
+    var dropRemaining = 0
+    var corruptRemaining = 0
+    var responseDelay: Duration = .zero
+    var rejection: (error: ATTError, remaining: Int?)?
+    var acceptsConnections = true
+    var dropped = 0
+    var corrupted = 0
+    var rejectedWrites = 0
+  }
+
+  private let state = Mutex(State())
 
   public init() {}
+
+  /// Whether notifications are held.
+  public var stalled: Bool { state.withLock { $0.stalled } }
+  /// How late reads and writes are answered.
+  public var responseDelay: Duration { state.withLock { $0.responseDelay } }
+  /// Whether new connections are kept.
+  public var acceptsConnections: Bool { state.withLock { $0.acceptsConnections } }
+  /// Notifications lost to `drop` and dropping stalls.
+  public var dropped: Int { state.withLock { $0.dropped } }
+  /// Notifications garbled by `corrupt`.
+  public var corrupted: Int { state.withLock { $0.corrupted } }
+  /// Writes refused by `rejectWrites`.
+  public var rejectedWrites: Int { state.withLock { $0.rejectedWrites } }
 
   /// What to do with the next notification.
   enum Verdict {
@@ -31,54 +48,69 @@ public actor FaultPlan {
 
   /// Decides the next notification's fate, first waiting out a delaying stall.
   func nextNotification() async -> Verdict {
-    if stalled && !stallDrops {
-      await withCheckedContinuation { stallWaiters.append($0) }
+    while true {
+      let verdict: Verdict? = state.withLock { state in
+        if state.stalled && !state.stallDrops { return nil }
+        if state.stalled && state.stallDrops {
+          state.dropped += 1
+          return .drop
+        }
+        if state.dropRemaining > 0 {
+          state.dropRemaining -= 1
+          state.dropped += 1
+          return .drop
+        }
+        if state.corruptRemaining > 0 {
+          state.corruptRemaining -= 1
+          state.corrupted += 1
+          return .corrupt
+        }
+        return .send
+      }
+      if let verdict { return verdict }
+      await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+        let held = state.withLock { state in
+          guard state.stalled && !state.stallDrops else { return false }
+          state.stallWaiters.append(waiter)
+          return true
+        }
+        if !held { waiter.resume() }
+      }
     }
-    if stalled && stallDrops {
-      dropped += 1
-      return .drop
-    }
-    if dropRemaining > 0 {
-      dropRemaining -= 1
-      dropped += 1
-      return .drop
-    }
-    if corruptRemaining > 0 {
-      corruptRemaining -= 1
-      corrupted += 1
-      return .corrupt
-    }
-    return .send
   }
 
+  /// Holds notifications (`drop`: loses them) until called with `on` false.
   public func stall(_ on: Bool, drop: Bool = false) {
-    stalled = on
-    stallDrops = drop
-    if !on {
-      let waiters = stallWaiters
-      stallWaiters = []
-      for waiter in waiters { waiter.resume() }
+    let released = state.withLock { state in
+      state.stalled = on
+      state.stallDrops = drop
+      guard !on else { return [CheckedContinuation<Void, Never>]() }
+      defer { state.stallWaiters = [] }
+      return state.stallWaiters
     }
+    for waiter in released { waiter.resume() }
   }
 
-  public func drop(next count: Int) { dropRemaining += count }
-  public func corrupt(next count: Int) { corruptRemaining += count }
-  public func delayResponses(by delay: Duration) { responseDelay = delay }
-  public func acceptConnections(_ accept: Bool) { acceptsConnections = accept }
+  public func drop(next count: Int) { state.withLock { $0.dropRemaining += count } }
+  public func corrupt(next count: Int) { state.withLock { $0.corruptRemaining += count } }
+  public func delayResponses(by delay: Duration) { state.withLock { $0.responseDelay = delay } }
+  public func acceptConnections(_ accept: Bool) { state.withLock { $0.acceptsConnections = accept } }
 
   /// Refuses writes with `error` (`nil` accepts them again), `count` of them or all.
   public func rejectWrites(with error: ATTError?, count: Int?) {
-    rejection = error.map { ($0, count) }
+    state.withLock { $0.rejection = error.map { ($0, count) } }
   }
 
   /// The error to refuse the next write with, if writes are being refused.
   func nextWriteRejection() -> ATTError? {
-    guard let current = rejection else { return nil }
-    if let remaining = current.remaining {
-      rejection = remaining > 1 ? (current.error, remaining - 1) : nil
+    state.withLock { state in
+      guard let current = state.rejection else { return nil }
+      if let remaining = current.remaining {
+        state.rejection = remaining > 1 ? (current.error, remaining - 1) : nil
+      }
+      state.rejectedWrites += 1
+      return current.error
     }
-    rejectedWrites += 1
-    return current.error
   }
 
   /// Releases any notification held by a stall (at the end of a run).

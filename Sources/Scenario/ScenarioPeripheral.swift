@@ -45,7 +45,7 @@ actor ScenarioPeripheral: PeripheralModel {
   }
 
   func stop() async {
-    await faults.release()
+    faults.release()
     await model.stop()
     for listener in listeners { listener.finish() }
     listeners = []
@@ -54,7 +54,7 @@ actor ScenarioPeripheral: PeripheralModel {
   func centralConnected(_ central: CentralID) async {
     report(.connected)
     await model.centralConnected(central)
-    if await !faults.acceptsConnections, let host {
+    if !faults.acceptsConnections, let host {
       // Not from inside the callback: the host reports the disconnect after `disconnect` returns.
       Task(executorPreference: Task.currentExecutorPreference) { await host.disconnect(central) }
     }
@@ -83,12 +83,12 @@ actor ScenarioPeripheral: PeripheralModel {
     async throws(ATTError)
   {
     await answerLate()
-    if let error = await faults.nextWriteRejection() { throw error }
+    if let error = faults.nextWriteRejection() { throw error }
     try await model.write(characteristic: characteristic, value: value, type: type, central: central)
   }
 
   private func answerLate() async {
-    let delay = await faults.responseDelay
+    let delay = faults.responseDelay
     guard delay > .zero, let host else { return }
     try? await host.clock.sleep(for: delay)
   }

@@ -126,11 +126,11 @@ public struct ScenarioRunner: Sendable {
     var faults: [String: (Int, Int, Int)] = [:]
     for device in running {
       let plan = device.peripheral.faults
-      faults[device.spec.id] = (await plan.dropped, await plan.corrupted, await plan.rejectedWrites)
+      faults[device.spec.id] = (plan.dropped, plan.corrupted, plan.rejectedWrites)
       await device.hosted.stop()
     }
     await transport.shutdown()
-    let observations = await observer.observations
+    let observations = observer.observations
     let results =
       mode == .endToEnd
       ? scenario.expectations.map { ExpectationCheck.evaluate($0, observations[$0.device]) } : []
@@ -193,20 +193,20 @@ public struct ScenarioRunner: Sendable {
     switch action {
     case .advertise: try await device.hosted.setAdvertising(true, advertisement: nil)
     case .stopAdvertising: try await device.hosted.setAdvertising(false, advertisement: nil)
-    case .acceptConnections(let accept): await faults.acceptConnections(accept)
+    case .acceptConnections(let accept): faults.acceptConnections(accept)
     case .disconnect:
       if let host = await device.peripheral.faultyHost {
         for central in await host.connectedCentrals { await host.disconnect(central) }
       }
     case .stall(let span, let drop):
-      await faults.stall(true, drop: drop)
+      faults.stall(true, drop: drop)
       try? await clock.sleep(for: span)
-      await faults.stall(false)
-    case .drop(let count): await faults.drop(next: count)
-    case .corrupt(let count): await faults.corrupt(next: count)
-    case .delayResponses(let delay): await faults.delayResponses(by: delay)
+      faults.stall(false)
+    case .drop(let count): faults.drop(next: count)
+    case .corrupt(let count): faults.corrupt(next: count)
+    case .delayResponses(let delay): faults.delayResponses(by: delay)
     case .rejectWrites(let code, let count):
-      await faults.rejectWrites(with: code.map { ATTError(code: $0) }, count: count)
+      faults.rejectWrites(with: code.map { ATTError(code: $0) }, count: count)
     case .setStream(let stream, let spec):
       let source = try signals.make(
         spec, device: device.spec.id, stream: stream, sampleRate: device.binding.sampleRate(of: stream))
