@@ -19,20 +19,13 @@ public actor BlendMicro: PeripheralModel {
   public nonisolated let advertisement: AdvertisementData
   public nonisolated let ecg: SyntheticECG
 
-  /// What the ECG stream carries when a scenario replaces the synthetic ECG.
-  private var source: (any SignalSource)?
+  private let samples: ECGStream
   private var host: (any PeripheralHost)?
   private var stream: Task<Void, Never>?
-  private var nextSample = 0
-  /// Samples computed ahead, one second at a time, starting at `bufferStart`.
-  private var buffer: [Double] = []
-  private var bufferStart = 0
-  /// Where the synthetic ECG's beats stand after the buffer.
-  private var beats = SyntheticECG.BeatCursor.start
   /// What centrals wrote to UART RX, in order.
   public private(set) var received: [[UInt8]] = []
   /// Samples sent so far.
-  public var samplesSent: Int { nextSample }
+  public var samplesSent: Int { samples.samplesSent }
 
   /// - Parameters:
   ///   - name: the GAP name (10 characters at most, as the nRF8001 allows).
@@ -41,7 +34,7 @@ public actor BlendMicro: PeripheralModel {
   ///     sampled at `ecg.sampleRate`; streaming stops when it ends.
   public init(name: String = "BlendMicro", ecg: SyntheticECG = SyntheticECG(), source: (any SignalSource)? = nil) {
     self.ecg = ecg
-    self.source = source
+    self.samples = ECGStream(ecg: ecg, source: source)
     self.advertisement = AdvertisementData(localName: String(name.prefix(10)), serviceUUIDs: [Self.uartService])
     // The definitions are fixed and valid; a failure here is a programming error.
     self.profile = try! GATTProfile([
@@ -67,7 +60,7 @@ public actor BlendMicro: PeripheralModel {
 
   /// Sends `source` from the next sample on, at the ECG's sample rate.
   public func setSource(_ source: any SignalSource) {
-    self.source = source
+    samples.setSource(source)
   }
 
   public func stop() async {
@@ -79,7 +72,10 @@ public actor BlendMicro: PeripheralModel {
     guard characteristic == Self.tx, let host else { return }
     let anyone = !(await host.subscribers(of: Self.tx)).isEmpty
     if anyone, stream == nil {
-      stream = Task(executorPreference: Task.currentExecutorPreference) { await self.streamECG(host) }
+      let samples = self.samples
+      stream = Task(executorPreference: Task.currentExecutorPreference) {
+        await Self.stream(samples, to: host, clock: host.clock)
+      }
     } else if !anyone {
       stream?.cancel()
       stream = nil
@@ -95,49 +91,25 @@ public actor BlendMicro: PeripheralModel {
   }
 
   /// Sends samples on a drift-free schedule: sample n at start + n / rate,
-  /// continuing the sequence where an earlier stream left it.
-  private func streamECG(_ host: any PeripheralHost) async {
-    await Self.run(host: host, clock: host.clock, model: self)
-  }
-
-  private static func run<C: Clock<Duration>>(host: any PeripheralHost, clock: C, model: BlendMicro) async {
-    let period = Duration.seconds(1 / model.ecg.sampleRate)
+  /// continuing the sequence where an earlier stream left it. Runs off the
+  /// actor: a sample takes no switch to it.
+  @concurrent
+  private static func stream<C: Clock<Duration>>(_ samples: ECGStream, to host: any PeripheralHost, clock: C) async {
+    let period = Duration.seconds(1 / samples.ecg.sampleRate)
     let start = clock.now
     var sent = 0
     while !Task.isCancelled {
       let deadline = start.advanced(by: period * sent)
       do { try await clock.sleep(until: deadline, tolerance: nil) } catch { return }
-      guard await model.sendNext(host) else { return }
+      guard let (index, value) = samples.next() else { return }
+      do {
+        try await host.notify(Array(SyntheticECG.text(value).utf8), characteristic: Self.tx)
+        samples.sent(index)
+      } catch {
+        // Nobody listens any more: the stream ends; any other failure loses this sample.
+        if error.code == .noSubscribers || error.code == .notConnected { return }
+      }
       sent += 1
     }
-  }
-
-  /// Sends the next sample; `false` when nobody listens any more.
-  private func sendNext(_ host: any PeripheralHost) async -> Bool {
-    let n = nextSample
-    let value: Double
-    if var source {
-      guard let next = source.value(at: Double(n) / ecg.sampleRate) else { return false }
-      self.source = source
-      value = next
-    } else {
-      value = synthetic(n)
-    }
-    do {
-      try await host.notify(Array(SyntheticECG.text(value).utf8), characteristic: Self.tx)
-      nextSample = n + 1
-      return true
-    } catch {
-      return error.code != .noSubscribers && error.code != .notConnected
-    }
-  }
-
-  /// Sample `n` of the synthetic ECG, computed a second ahead.
-  private func synthetic(_ n: Int) -> Double {
-    if n < bufferStart || n >= bufferStart + buffer.count {
-      bufferStart = n
-      buffer = ecg.samples(n..<(n + max(1, Int(ecg.sampleRate))), from: &beats)
-    }
-    return buffer[n - bufferStart]
   }
 }

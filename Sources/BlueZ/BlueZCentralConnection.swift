@@ -13,7 +13,7 @@ public actor BlueZCentralConnection: CentralConnection {
   private var closingLocally = false
   private var eventSinks: [Int: AsyncStream<ConnectionEvent>.Continuation] = [:]
   private var nextSink = 0
-  private var notificationSinks: [Int: AsyncThrowingStream<[UInt8], any Error>.Continuation] = [:]
+  private var notificationSinks: [Int: NotificationStream.Continuation] = [:]
   private var currentMTU = 23
   private var watch: Task<Void, Never>?
 
@@ -143,13 +143,13 @@ public actor BlueZCentralConnection: CentralConnection {
   /// property, and BlueZ merges changes that come faster than it emits them.)
   /// Falls back to `StartNotify`, e.g. for characteristics that only indicate.
   public func notifications(of characteristic: CharacteristicAddress) async throws(GATTError)
-    -> AsyncThrowingStream<[UInt8], any Error>
+    -> NotificationStream
   {
     let (object, properties) = try lookup(characteristic)
     guard !properties.isDisjoint(with: [.notify, .indicate]) else {
       throw GATTError(.notSupported, "\(characteristic) neither notifies nor indicates")
     }
-    let (stream, continuation) = AsyncThrowingStream<[UInt8], any Error>.makeStream()
+    let (stream, continuation) = NotificationStream.makeStream()
     let id = nextSink
     nextSink += 1
     do {

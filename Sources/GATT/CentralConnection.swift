@@ -35,7 +35,7 @@ public protocol CentralConnection: Sendable {
   /// unsubscribes. The stream finishes when the connection ends: without error
   /// after a local `disconnect()`, with `GATTError` code `disconnected` otherwise.
   func notifications(of characteristic: CharacteristicAddress) async throws(GATTError)
-    -> AsyncThrowingStream<[UInt8], any Error>
+    -> NotificationStream
 
   /// Ends the connection. Does nothing when it has already ended.
   func disconnect() async

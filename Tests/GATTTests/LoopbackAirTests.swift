@@ -15,7 +15,7 @@ struct LoopbackAirTests {
   }
 
   /// The counts in a counter stream, until it ends or `limit` have arrived.
-  static func counts(in stream: AsyncThrowingStream<[UInt8], any Error>, upTo limit: Int = .max)
+  static func counts(in stream: NotificationStream, upTo limit: Int = .max)
     async throws
     -> [UInt32]
   {

@@ -70,32 +70,16 @@ public actor BlendMicroClient {
   }
 
   /// Subscribes to UART TX and decodes every notification, in order. The
-  /// stream ends when the board disconnects (with an error) or the client does.
-  public func readings() async throws -> AsyncThrowingStream<BlendMicroReading, any Error> {
+  /// sequence ends when the board disconnects (with an error) or the client does.
+  public func readings() async throws -> BlendMicroReadings {
     guard let connection else { throw GATTError(.notConnected, "connect to a Blend Micro first") }
     let values = try await connection.notifications(of: Self.uartTX)
-    let clock = self.clock
-    return Self.decode(values, clock: clock)
+    return BlendMicroReadings(notifications: values, elapsed: Self.stopwatch(clock))
   }
 
-  private static func decode<C: Clock<Duration>>(
-    _ values: AsyncThrowingStream<[UInt8], any Error>, clock: C
-  ) -> AsyncThrowingStream<BlendMicroReading, any Error> {
+  private static func stopwatch<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {
     let start = clock.now
-    let (stream, continuation) = AsyncThrowingStream<BlendMicroReading, any Error>.makeStream()
-    let task = Task(executorPreference: Task.currentExecutorPreference) {
-      do {
-        for try await bytes in values {
-          let time = start.duration(to: clock.now)
-          continuation.yield(decode(bytes, at: time))
-        }
-        continuation.finish()
-      } catch {
-        continuation.finish(throwing: error)
-      }
-    }
-    continuation.onTermination = { _ in task.cancel() }
-    return stream
+    return { start.duration(to: clock.now) }
   }
 
   /// One notification: UTF-8 text of a decimal number, surrounding white

@@ -26,7 +26,7 @@ struct LoopbackAirState {
   struct Listener {
     let id: UInt64
     let characteristic: CharacteristicAddress
-    let continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
+    let continuation: NotificationStream.Continuation
   }
 
   struct Observer {

@@ -104,9 +104,9 @@ public struct LoopbackConnection: CentralConnection {
   }
 
   public func notifications(of characteristic: CharacteristicAddress) async throws(GATTError)
-    -> AsyncThrowingStream<[UInt8], any Error>
+    -> NotificationStream
   {
-    let (stream, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self)
+    let (stream, continuation) = NotificationStream.makeStream()
     let air = air
     let serial = serial
     try await withCheckedContinuation {

@@ -1,0 +1,102 @@
+import GATT
+import Synchronization
+import Testing
+
+@Suite(.timeLimit(.minutes(1)))
+struct NotificationStreamTests {
+  struct LinkLost: Error, Equatable {}
+
+  /// Records how a stream's termination handler was called.
+  final class Terminations: Sendable {
+    private let seen = Mutex<[String]>([])
+    var all: [String] { seen.withLock { $0 } }
+
+    func record(_ termination: NotificationStream.Termination) {
+      let text =
+        switch termination {
+        case .cancelled: "cancelled"
+        case .finished(nil): "finished"
+        case .finished(let error?): "finished: \(error)"
+        }
+      seen.withLock { $0.append(text) }
+    }
+  }
+
+  @Test func deliversBufferedAndLaterValuesInOrderThenEnds() async throws {
+    let (stream, continuation) = NotificationStream.makeStream()
+    let terminations = Terminations()
+    continuation.onTermination = { terminations.record($0) }
+    for n in 0..<3000 { continuation.yield([UInt8(n % 256), UInt8(n / 256)]) }
+    let reader = Task {
+      var received: [Int] = []
+      for try await value in stream { received.append(Int(value[0]) + 256 * Int(value[1])) }
+      return received
+    }
+    for n in 3000..<3100 {
+      continuation.yield([UInt8(n % 256), UInt8(n / 256)])
+      await Task.yield()
+    }
+    continuation.finish()
+    continuation.yield([0xFF, 0xFF])  // after the end: ignored
+    #expect(try await reader.value == Array(0..<3100))
+    #expect(terminations.all == ["finished"])
+  }
+
+  @Test func finishingWithAnErrorThrowsItAfterTheBufferedValues() async throws {
+    let (stream, continuation) = NotificationStream.makeStream()
+    continuation.yield([1])
+    continuation.yield([2])
+    continuation.finish(throwing: LinkLost())
+    var iterator = stream.makeAsyncIterator()
+    #expect(try await iterator.next() == [1])
+    #expect(try await iterator.next() == [2])
+    await #expect(throws: LinkLost.self) { try await iterator.next() }
+    // Thrown once; the stream is over after that.
+    #expect(try await iterator.next() == nil)
+  }
+
+  @Test func cancellingAWaitingConsumerEndsTheStreamAndTellsTheProducer() async throws {
+    let (stream, continuation) = NotificationStream.makeStream()
+    let terminations = Terminations()
+    let ended = Mutex(false)
+    continuation.onTermination = { termination in
+      terminations.record(termination)
+      ended.withLock { $0 = true }
+    }
+    let reader = Task {
+      var count = 0
+      for try await _ in stream { count += 1 }
+      return count
+    }
+    continuation.yield([1])
+    while !ended.withLock({ $0 }) {
+      reader.cancel()
+      await Task.yield()
+    }
+    #expect(try await reader.value <= 1)
+    #expect(terminations.all == ["cancelled"])
+  }
+
+  @Test func droppingTheStreamEndsIt() async {
+    let terminations = Terminations()
+    var continuation: NotificationStream.Continuation?
+    do {
+      let (stream, made) = NotificationStream.makeStream()
+      made.onTermination = { terminations.record($0) }
+      made.yield([1])
+      continuation = made
+      _ = stream
+    }
+    #expect(terminations.all == ["cancelled"])
+    continuation?.yield([2])  // nobody listens: ignored
+  }
+
+  @Test func aHandlerSetAfterTheEndIsToldAtOnce() {
+    let (stream, continuation) = NotificationStream.makeStream()
+    continuation.finish()
+    let terminations = Terminations()
+    continuation.onTermination = { terminations.record($0) }
+    #expect(terminations.all == ["finished"])
+    withExtendedLifetime(stream) {}
+  }
+}
