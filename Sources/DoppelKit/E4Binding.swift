@@ -119,35 +119,35 @@ public struct E4Binding: DeviceBinding {
       clock: clock, unixTime: { origin + elapsed().seconds })
     let authentication = await api.authenticate(apiKey: "doppel-scenario-key")
     guard authentication.success else {
-      await observer.error("authentication failed: \(authentication.description)", device: id)
+      observer.error("authentication failed: \(authentication.description)", device: id)
       // The SDK refuses discovery without a valid key: show that it does.
       do {
         _ = try await api.discoverDevices(duration: .seconds(1))
       } catch {
-        await observer.error("discovery refused: \(error)", device: id)
+        observer.error("discovery refused: \(error)", device: id)
       }
       return
     }
     guard let manager = await find(api: api, timeout: timeout, clock: clock, observer: observer) else { return }
-    let readers = await subscribe(manager, origin: origin, observer: observer)
-    defer { for reader in readers { reader.cancel() } }
+    // Set before connecting, so nothing sent is missed.
+    await manager.setDelegate(E4Reporter(observer: observer, device: id, origin: origin))
     repeat {
       do {
         try await manager.connect(timeout: timeout)
-        await observer.event("connected", device: id)
+        observer.event("connected", device: id)
         for await status in await manager.statusUpdates() where status == .disconnected { break }
         if Task.isCancelled { break }
-        await observer.event("disconnected", device: id)
+        observer.event("disconnected", device: id)
       } catch {
         if Task.isCancelled { break }
-        await observer.error("connecting: \(error)", device: id)
+        observer.error("connecting: \(error)", device: id)
         try? await clock.sleep(for: .seconds(1))
       }
     } while reconnect && !Task.isCancelled
     let malformed = await manager.malformedPackets
-    for _ in 0..<malformed { await observer.event("malformed", device: id) }
+    for _ in 0..<malformed { observer.event("malformed", device: id) }
+    // Delivers what the subscriptions still hold before it returns.
     await manager.disconnect()
-    for reader in readers { await reader.value }
   }
 
   /// Scans until the wristband with this device's name shows up.
@@ -160,67 +160,12 @@ public struct E4Binding: DeviceBinding {
         if case .devices(let found) = event, let manager = found.first { return manager }
       }
       if !Task.isCancelled {
-        await observer.error("no wristband named '\(name)' found within \(timeout)", device: device.id)
+        observer.error("no wristband named '\(name)' found within \(timeout)", device: device.id)
       }
     } catch {
-      await observer.error("discovery: \(error)", device: device.id)
+      observer.error("discovery: \(error)", device: device.id)
     }
     return nil
-  }
-
-  /// Reads every stream of `manager` into the observer, with the device's
-  /// timestamps as seconds from the run's start.
-  private func subscribe(_ manager: E4DeviceManager, origin: Double, observer: ClientObserver) async
-    -> [Task<Void, Never>]
-  {
-    let id = device.id
-    // Every stream is taken before connecting, so nothing sent is missed.
-    let bvp = await manager.bvp()
-    let gsr = await manager.gsr()
-    let temperature = await manager.temperature()
-    let acceleration = await manager.acceleration()
-    let ibi = await manager.ibi()
-    let battery = await manager.batteryLevel()
-    let tags = await manager.tags()
-    func forward(_ stream: AsyncStream<E4Sample>, as name: String) -> Task<Void, Never> {
-      Task(executorPreference: Task.currentExecutorPreference) {
-        for await sample in stream {
-          await observer.sample(sample.value, stream: name, device: id, time: sample.timestamp - origin)
-        }
-      }
-    }
-    return [
-      forward(bvp, as: "bvp"),
-      forward(gsr, as: "eda"),
-      forward(temperature, as: "temperature"),
-      Task(executorPreference: Task.currentExecutorPreference) {
-        for await sample in acceleration {
-          let g = sample.g
-          let time = sample.timestamp - origin
-          await observer.samples([(g.x, "acc.x", time), (g.y, "acc.y", time), (g.z, "acc.z", time)], device: id)
-        }
-      },
-      Task(executorPreference: Task.currentExecutorPreference) {
-        var recent: [Double] = []
-        for await beat in ibi {
-          await observer.event("ibi", device: id)
-          recent.append(beat.value)
-          if recent.count > 10 { recent.removeFirst() }
-          await observer.metric("heart-rate", 60 * Double(recent.count) / recent.reduce(0, +), device: id)
-        }
-      },
-      Task(executorPreference: Task.currentExecutorPreference) {
-        for await level in battery {
-          await observer.event("battery", device: id, detail: String(format: "%.0f %%", level.value * 100))
-          await observer.metric("battery", level.value, device: id)
-        }
-      },
-      Task(executorPreference: Task.currentExecutorPreference) {
-        for await tag in tags {
-          await observer.event("tag", device: id, detail: String(format: "at %.3f s", tag.timestamp - origin))
-        }
-      },
-    ]
   }
 
   private static func stopwatch<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {

@@ -1,7 +1,7 @@
 import GATT
 
 /// One wristband, as the SDK's `EmpaticaDeviceManager`: connect and
-/// disconnect, its status, and its data as streams (the
+/// disconnect, its status, and its data as streams and to a delegate (the
 /// `EmpaticaDeviceDelegate` callbacks), each value with the device's time
 /// in seconds since 1970.
 ///
@@ -28,6 +28,7 @@ public actor E4DeviceManager {
   /// Unwrapped packet counters of the current session, per characteristic.
   private var counters: [CharacteristicAddress: (last: UInt16, unwrapped: Int)] = [:]
 
+  private var delegate: (any E4DeviceDelegate)?
   private var statuses = Broadcast<E4DeviceStatus>()
   private var gsrSinks = Broadcast<E4Sample>()
   private var bvpSinks = Broadcast<E4Sample>()
@@ -46,7 +47,14 @@ public actor E4DeviceManager {
   /// The advertised name.
   public nonisolated var name: String? { peripheral.name }
 
-  // MARK: - Streams
+  // MARK: - Delegate and streams
+
+  /// The `EmpaticaDeviceDelegate` (given to `connectWithDeviceDelegate:` in
+  /// the SDK): told of every status change and value from now on, across
+  /// connections, until replaced or set to `nil`. Held strongly.
+  public func setDelegate(_ delegate: (any E4DeviceDelegate)?) {
+    self.delegate = delegate
+  }
 
   /// `didUpdateDeviceStatus:`: the current status, then every change.
   public func statusUpdates() -> AsyncStream<E4DeviceStatus> {
@@ -117,7 +125,7 @@ public actor E4DeviceManager {
         .notAnE4, "\(peripheral.id) lacks " + missing.map(\.description).joined(separator: ", "))
     }
     for address in E4Profile.notifying {
-      let values: AsyncThrowingStream<[UInt8], any Error>
+      let values: NotificationStream
       do {
         values = try await connection.notifications(of: address)
       } catch {
@@ -125,11 +133,7 @@ public actor E4DeviceManager {
       }
       readers.append(
         Task(executorPreference: Task.currentExecutorPreference) { [weak self] in
-          do {
-            for try await bytes in values { await self?.deliver(bytes, from: address) }
-          } catch {
-            // The link ended; `linkEnded` reports it.
-          }
+          await self?.read(values, from: address)
         })
     }
     do {
@@ -191,10 +195,20 @@ public actor E4DeviceManager {
   private func set(_ new: E4DeviceStatus) {
     guard new != status else { return }
     status = new
+    delegate?.didUpdate(status: new, device: self)
     statuses.yield(new)
   }
 
   // MARK: - Decoding
+
+  /// Delivers every notification of `values`, on the actor: taking one is not a switch to it and back.
+  private func read(_ values: NotificationStream, from address: CharacteristicAddress) async {
+    do {
+      for try await bytes in values { deliver(bytes, from: address) }
+    } catch {
+      // The link ended; `linkEnded` reports it.
+    }
+  }
 
   /// The session index of packet `counter`'s first sample, unwrapping the 16-bit counter.
   private func firstIndex(counter: UInt16, of address: CharacteristicAddress, samplesPerPacket: Int) -> Int {
@@ -214,36 +228,51 @@ public actor E4DeviceManager {
     case E4Profile.bvp:
       guard let packet = E4PacketDecoder.bvp(bytes) else { return malformed() }
       for (offset, value) in packet.values.enumerated() {
-        bvpSinks.yield(E4Sample(value: value, timestamp: t0 + Double(packet.firstIndex + offset) / 64))
+        let sample = E4Sample(value: value, timestamp: t0 + Double(packet.firstIndex + offset) / 64)
+        delegate?.didReceiveBVP(sample, device: self)
+        bvpSinks.yield(sample)
       }
     case E4Profile.acceleration:
       guard let packet = E4PacketDecoder.acceleration(bytes) else { return malformed() }
       let first = firstIndex(counter: packet.counter, of: address, samplesPerPacket: 6)
       for (offset, sample) in packet.samples.enumerated() {
-        accelerationSinks.yield(
-          E4Acceleration(x: sample.x, y: sample.y, z: sample.z, timestamp: t0 + Double(first + offset) / 32))
+        let acceleration = E4Acceleration(
+          x: sample.x, y: sample.y, z: sample.z, timestamp: t0 + Double(first + offset) / 32)
+        delegate?.didReceiveAcceleration(acceleration, device: self)
+        accelerationSinks.yield(acceleration)
       }
     case E4Profile.gsr:
       guard let packet = E4PacketDecoder.gsr(bytes) else { return malformed() }
       let first = firstIndex(counter: packet.counter, of: address, samplesPerPacket: 6)
       for (offset, value) in packet.values.enumerated() {
-        gsrSinks.yield(E4Sample(value: value, timestamp: t0 + Double(first + offset) / 4))
+        let sample = E4Sample(value: value, timestamp: t0 + Double(first + offset) / 4)
+        delegate?.didReceiveGSR(sample, device: self)
+        gsrSinks.yield(sample)
       }
     case E4Profile.temperature:
       guard let packet = E4PacketDecoder.temperature(bytes) else { return malformed() }
       let first = firstIndex(counter: packet.counter, of: address, samplesPerPacket: 4)
       for (offset, value) in packet.values.enumerated() {
-        temperatureSinks.yield(E4Sample(value: value, timestamp: t0 + Double(first + offset) / 4))
+        let sample = E4Sample(value: value, timestamp: t0 + Double(first + offset) / 4)
+        delegate?.didReceiveTemperature(sample, device: self)
+        temperatureSinks.yield(sample)
       }
     case E4Profile.ibi:
       guard let packet = E4PacketDecoder.interbeatInterval(bytes) else { return malformed() }
-      ibiSinks.yield(E4Sample(value: packet.interval, timestamp: t0 + Double(packet.beatIndex) / 64))
+      let sample = E4Sample(value: packet.interval, timestamp: t0 + Double(packet.beatIndex) / 64)
+      delegate?.didReceiveIBI(sample, device: self)
+      ibiSinks.yield(sample)
     case E4Profile.battery:
       guard let reading = E4PacketDecoder.battery(bytes) else { return malformed() }
-      batterySinks.yield(E4Sample(value: reading.level, timestamp: reading.timestamp))
+      let sample = E4Sample(value: reading.level, timestamp: reading.timestamp)
+      delegate?.didReceiveBatteryLevel(sample, device: self)
+      batterySinks.yield(sample)
     case E4Profile.control:
       switch E4PacketDecoder.control(bytes) {
-      case .tag(let time): tagSinks.yield(E4Tag(timestamp: time))
+      case .tag(let time):
+        let tag = E4Tag(timestamp: time)
+        delegate?.didReceiveTag(tag, device: self)
+        tagSinks.yield(tag)
       case .poweringOff: break  // the disconnect follows
       case nil: malformed()
       }
