@@ -44,9 +44,10 @@ public actor E4: PeripheralModel {
   public nonisolated let advertisement: AdvertisementData
   public nonisolated let configuration: E4Configuration
 
-  private var sources: [E4Signal: any SignalSource]
-  /// When each source was set, on the device timeline: its time zero.
-  private var sourceOrigins: [E4Signal: Duration] = [:]
+  /// What each signal carries, by `E4Signal.index`.
+  private var sources: [any SignalSource]
+  /// When each source was set, on the device timeline: its time zero (by `E4Signal.index`).
+  private var sourceOrigins = [Duration](repeating: .zero, count: E4Signal.allCases.count)
   private var host: (any PeripheralHost)?
   private var timeline: DeviceTimeline?
   private var connected: [CentralID] = []
@@ -90,10 +91,8 @@ public actor E4: PeripheralModel {
     accelerationZ: any SignalSource = ConstantSignal(1)
   ) {
     self.configuration = configuration
-    sources = [
-      .bvp: bvp, .eda: eda, .temperature: temperature,
-      .accelerationX: accelerationX, .accelerationY: accelerationY, .accelerationZ: accelerationZ,
-    ]
+    sources = [bvp, eda, temperature, accelerationX, accelerationY, accelerationZ]
+    assert(E4Signal.allCases.allSatisfy { $0.index == E4Signal.allCases.firstIndex(of: $0) })
     clockBase = configuration.clockTime
     level = configuration.batteryLevel
     drain = configuration.batteryDrain
@@ -143,9 +142,9 @@ public actor E4: PeripheralModel {
 
   /// Replaces what `signal` carries; the source's time zero is now.
   public func setSource(_ source: any SignalSource, for signal: E4Signal) {
-    sources[signal] = source
-    sourceOrigins[signal] = timeline?.elapsed() ?? .zero
-    if let channel = Self.channel(of: signal) { session?.ended.remove(channel) }
+    sources[signal.index] = source
+    sourceOrigins[signal.index] = timeline?.elapsed() ?? .zero
+    if let channel = Self.channel(of: signal) { session?.ended[channel] = false }
   }
 
   /// Replaces the blood volume pulse.
@@ -235,7 +234,7 @@ public actor E4: PeripheralModel {
   /// Samples of `signal` taken in the current session (sent, or waiting to fill a packet).
   public func samplesTaken(_ signal: E4Signal) -> Int {
     guard let session, let channel = Self.channel(of: signal) else { return 0 }
-    return session.next[channel] ?? 0
+    return session.next[channel]
   }
 
   /// The time on `signal`'s source at which sample `index` of the current
@@ -243,7 +242,7 @@ public actor E4: PeripheralModel {
   /// source at to know what was sent. `nil` when not streaming.
   public func sourceTime(of signal: E4Signal, sample index: Int) -> Double? {
     guard let session, let channel = Self.channel(of: signal) else { return nil }
-    let time = session.startElapsed + channel.time(of: index) - (sourceOrigins[signal] ?? .zero)
+    let time = session.startElapsed + channel.time(of: index) - sourceOrigins[signal.index]
     return max(0, time.seconds)
   }
 
@@ -377,12 +376,12 @@ public actor E4: PeripheralModel {
     // Acceleration first: the beat detector looks at the motion around each beat.
     for channel in StreamingSession.Channel.allCases {
       let due = StreamingSession.due(channel, at: elapsed)
-      while !session.ended.contains(channel), session.next[channel]! < due {
-        let index = session.next[channel]!
+      while !session.ended[channel], session.next[channel] < due {
+        let index = session.next[channel]
         let time = session.startElapsed + channel.time(of: index)
         guard sample(channel, index: index, at: time, into: &session, packets: &packets) else {
           // The source ended: what waits goes in a last, shorter packet.
-          session.ended.insert(channel)
+          session.ended[channel] = true
           if let packet = takePacket(channel, endingBefore: index, from: &session) { packets.append(packet) }
           break
         }
@@ -445,7 +444,7 @@ public actor E4: PeripheralModel {
     -> (CharacteristicAddress, [UInt8])?
   {
     guard session.pending(channel) > 0 else { return nil }
-    let counter = session.counters[channel]!
+    let counter = session.counters[channel]
     session.counters[channel] = counter &+ 1
     defer {
       session.bvpCodes = channel == .bvp ? [] : session.bvpCodes
@@ -468,8 +467,7 @@ public actor E4: PeripheralModel {
 
   /// The value of `signal`'s source at `time` on the device timeline (its own time from when it was set).
   private func value(of signal: E4Signal, at time: Duration) -> Double? {
-    let origin = sourceOrigins[signal] ?? .zero
-    return sources[signal]?.value(at: max(0, (time - origin).seconds))
+    sources[signal.index].value(at: max(0, (time - sourceOrigins[signal.index]).seconds))
   }
 
   private static func channel(of signal: E4Signal) -> StreamingSession.Channel? {

@@ -22,4 +22,17 @@ public enum E4Signal: String, CaseIterable, Hashable, Sendable {
     case .accelerationX, .accelerationY, .accelerationZ: 32
     }
   }
+
+  /// The signal's place in `allCases`: the model keeps its sources in an
+  /// array, read for every sample without hashing.
+  var index: Int {
+    switch self {
+    case .bvp: 0
+    case .eda: 1
+    case .temperature: 2
+    case .accelerationX: 3
+    case .accelerationY: 4
+    case .accelerationZ: 5
+    }
+  }
 }

@@ -35,14 +35,14 @@ struct StreamingSession {
   let startElapsed: Duration
 
   /// The next sample index per channel.
-  var next: [Channel: Int] = [.acceleration: 0, .eda: 0, .temperature: 0, .bvp: 0]
-  /// Channels whose source ended.
-  var ended: Set<Channel> = []
+  var next = PerChannel(0)
+  /// Whether each channel's source ended.
+  var ended = PerChannel(false)
   var bvpCodes: [Int16] = []
   var accelerationCodes: [(x: Int8, y: Int8, z: Int8)] = []
   var edaCodes: [UInt32] = []
   var temperatureCodes: [UInt16] = []
-  var counters: [Channel: UInt16] = [.acceleration: 0, .eda: 0, .temperature: 0, .bvp: 0]
+  var counters = PerChannel<UInt16>(0)
   var detector: InterbeatIntervalDetector
   var interbeatIntervalsSent = 0
 
@@ -70,8 +70,40 @@ struct StreamingSession {
 
   /// When the next packet fills, from the session's start; `nil` when every channel ended.
   var nextPacketDeadline: Duration? {
-    Channel.allCases.filter { !ended.contains($0) }.map { channel in
-      channel.time(of: next[channel]! + channel.samplesPerPacket - pending(channel) - 1)
-    }.min()
+    var earliest: Duration?
+    for channel in Channel.allCases where !ended[channel] {
+      let deadline = channel.time(of: next[channel] + channel.samplesPerPacket - pending(channel) - 1)
+      earliest = min(earliest ?? deadline, deadline)
+    }
+    return earliest
+  }
+
+  /// A value for each channel: what the model reads and updates for every
+  /// sample, without hashing a dictionary key.
+  struct PerChannel<Value> {
+    private var acceleration, eda, temperature, bvp: Value
+
+    init(_ initial: Value) {
+      (acceleration, eda, temperature, bvp) = (initial, initial, initial, initial)
+    }
+
+    subscript(channel: Channel) -> Value {
+      get {
+        switch channel {
+        case .acceleration: acceleration
+        case .eda: eda
+        case .temperature: temperature
+        case .bvp: bvp
+        }
+      }
+      set {
+        switch channel {
+        case .acceleration: acceleration = newValue
+        case .eda: eda = newValue
+        case .temperature: temperature = newValue
+        case .bvp: bvp = newValue
+        }
+      }
+    }
   }
 }

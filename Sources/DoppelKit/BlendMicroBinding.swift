@@ -73,7 +73,15 @@ public struct BlendMicroBinding: DeviceBinding {
     var relay: KardiaRelayRun?
     if device.client["kardia-relay"]?.flag == true {
       do {
-        relay = try await KardiaRelayRun.start(device: device.id, observer: observer)
+        // The server starts on threads of its own and takes no scenario
+        // time: in virtual time the clock waits for it.
+        let id = device.id
+        let start = { try await KardiaRelayRun.start(device: id, observer: observer) }
+        if let virtual = clock as? VirtualClock {
+          relay = try await virtual.holding(start)
+        } else {
+          relay = try await start()
+        }
       } catch {
         observer.error("kardia relay: the analysis server did not start: \(error)", device: device.id)
       }

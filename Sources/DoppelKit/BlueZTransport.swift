@@ -116,11 +116,11 @@ public actor BlueZTransport: ScenarioTransport {
   public func clientAdapter(for device: String) -> BluetoothAdapter? { clientAdapters[device] }
 
   public nonisolated func run(
-    for duration: Duration?, granularity: Duration, ended: @escaping @Sendable () async -> Bool
+    for duration: Duration?, granularity: Duration, ended: @escaping @Sendable () -> Bool
   ) async throws {
     let clock = ContinuousClock()
     let end = duration.map { clock.now.advanced(by: $0) }
-    while await !ended() {
+    while !ended() {
       let step = end.map { min(granularity, clock.now.duration(to: $0)) } ?? granularity
       guard step > .zero else { return }
       try await clock.sleep(for: step)

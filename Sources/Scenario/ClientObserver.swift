@@ -44,10 +44,7 @@ public final class ClientObserver: Sendable {
   public func samples(_ batch: [(value: Double, stream: String, time: Double?)], device: String) {
     let now = now
     devices.withLock { devices in
-      for (value, stream, time) in batch {
-        devices[device, default: DeviceObservations()].streams[stream, default: StreamStatistics()]
-          .add(value, at: time ?? now)
-      }
+      devices[device, default: DeviceObservations()].add(batch, now: now)
     }
   }
 

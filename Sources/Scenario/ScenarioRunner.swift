@@ -1,6 +1,7 @@
 import Foundation
 import GATT
 import Signals
+import Synchronization
 
 /// Runs a scenario on a transport: hosts its devices with their faults,
 /// plays its timeline, and in end-to-end runs drives each device's client
@@ -113,7 +114,7 @@ public struct ScenarioRunner: Sendable {
             })
         }
       }
-      try await transport.run(for: scenario.duration, granularity: .milliseconds(100)) { await ended.isSet }
+      try await transport.run(for: scenario.duration, granularity: .milliseconds(100)) { ended.isSet }
     } catch {
       for task in tasks { task.cancel() }
       for device in running { await device.hosted.stop() }
@@ -185,7 +186,7 @@ public struct ScenarioRunner: Sendable {
     _ action: ScenarioAction, to device: Running?, clock: any Clock<Duration>, signals: SignalFactory, ended: EndFlag
   ) async throws {
     if action == .end {
-      await ended.set()
+      ended.set()
       return
     }
     guard let device else { return }
@@ -248,10 +249,11 @@ public struct ScenarioRunner: Sendable {
   }
 }
 
-/// Set once the timeline's `end` fires.
-actor EndFlag {
-  private(set) var isSet = false
-  func set() { isSet = true }
+/// Set once the timeline's `end` fires; read by the transport after every instant.
+final class EndFlag: Sendable {
+  private let flag = Atomic<Bool>(false)
+  var isSet: Bool { flag.load(ordering: .acquiring) }
+  func set() { flag.store(true, ordering: .releasing) }
 }
 
 /// The timeline events that fired, for the report.

@@ -18,9 +18,10 @@ public protocol ScenarioTransport: Sendable {
   func centralLink(for device: DeviceSpec) async throws -> any CentralLink
 
   /// Lets time pass until `duration` has passed from the start, or `ended` is
-  /// true, checking it at least every `granularity`. A wall-clock transport
-  /// sleeps; a virtual one moves its clock.
-  func run(for duration: Duration?, granularity: Duration, ended: @escaping @Sendable () async -> Bool) async throws
+  /// true. A wall-clock transport sleeps, checking `ended` at least every
+  /// `granularity`; a virtual one moves its clock and checks it after every
+  /// instant, so that time stops at the instant the run ended.
+  func run(for duration: Duration?, granularity: Duration, ended: @escaping @Sendable () -> Bool) async throws
 
   /// Releases what the transport holds (bus connections, the loopback air).
   func shutdown() async

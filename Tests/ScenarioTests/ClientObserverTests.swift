@@ -12,11 +12,11 @@ struct ClientObserverTests {
       (0.3, "acc.x", 1.5), (0.1, "acc.y", 1.5), (1.1, "acc.z", 1.5),
     ]
     for (value, stream, time) in samples {
-      await single.sample(value, stream: stream, device: "wrist", time: time)
+      single.sample(value, stream: stream, device: "wrist", time: time)
     }
-    await batched.samples(samples, device: "wrist")
-    let expected = await single.observations["wrist"]?.streams
-    let observed = await batched.observations["wrist"]?.streams
+    batched.samples(samples, device: "wrist")
+    let expected = single.observations["wrist"]?.streams
+    let observed = batched.observations["wrist"]?.streams
     #expect(observed == expected)
     #expect(observed?["acc.x"]?.count == 2)
     #expect(observed?["acc.z"]?.maximum == 1.1)

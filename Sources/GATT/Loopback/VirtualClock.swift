@@ -73,6 +73,8 @@ public final class VirtualClock: Clock, Sendable {
     var wokenTaskSleepsAgain = true
     /// Sleeps begun off the clock's executor.
     var sleepsOffExecutor = 0
+    /// Tasks in `holding(_:)`: time does not move while there are any.
+    var holds = 0
 
     mutating func insert(_ sleeper: Sleeper) {
       if let task = sleeper.task, task == wokenTask {
@@ -170,6 +172,20 @@ public final class VirtualClock: Clock, Sendable {
     }
   }
 
+  /// Keeps time from moving on (on a clock with an executor) until `body`
+  /// returns: for work that takes no scenario time but waits on something
+  /// outside the executor, such as a server starting on threads of its own,
+  /// which the executor's quiet cannot see. Time stands still at most
+  /// `holdLimit` of wall time.
+  public func holding<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+    state.withLock { $0.holds += 1 }
+    defer { state.withLock { $0.holds -= 1 } }
+    return try await body()
+  }
+
+  /// The longest (wall time) `holding(_:)` keeps time still.
+  public static let holdLimit: Duration = .seconds(30)
+
   /// Moves time forward by `duration`, waking every sleeper whose deadline is reached.
   public func advance(by duration: Duration) async {
     await advance(to: now.advanced(by: duration))
@@ -180,17 +196,35 @@ public final class VirtualClock: Clock, Sendable {
   /// sleeper runs. Sleepers added meanwhile with deadlines up to `target` are
   /// woken too. Does nothing when `target` is in the past.
   public func advance(to target: Instant) async {
+    await advance(to: target, stoppingWhen: { false })
+  }
+
+  /// Moves time forward to `target` as `advance(to:)` does, but stops as soon
+  /// as `stop` returns true, checked once each instant has settled (and
+  /// before the first); time then stands at that instant. `stop` runs on the
+  /// executor's thread if the clock has one, and must not block.
+  public func advance(to target: Instant, stoppingWhen stop: @escaping @Sendable () -> Bool) async {
     await settle()
+    if stop() { return }
     if let executor {
       // The executor wakes the next sleeper itself each time it is quiet; the
       // slow path (a woken task that did not sleep again) comes back here.
-      while await !wakeWhileQuiet(on: executor, upTo: target) {
-        await settle(on: executor)
+      while true {
+        switch await wakeWhileQuiet(on: executor, upTo: target, stoppingWhen: stop) {
+        case .done: break
+        case .stopped: return
+        case .unsettled:
+          await settle(on: executor)
+          if stop() { return }
+          continue
+        }
+        break
       }
     } else {
       while let sleeper = popSleeper(notAfter: target) {
         sleeper.continuation.resume()
         await settle()
+        if stop() { return }
       }
     }
     state.withLock { state in
@@ -198,27 +232,42 @@ public final class VirtualClock: Clock, Sendable {
     }
   }
 
+  private enum Wakes: UInt8, AtomicRepresentable {
+    /// No sleeper is due by the target any more.
+    case done
+    /// `stop` said so.
+    case stopped
+    /// A woken task had not slept again when the executor was quiet: it waits
+    /// for outside work, which the caller settles the slow way.
+    case unsettled
+  }
+
   /// Wakes the sleepers due by `target` one at a time, each once the executor
   /// is quiet after the one before, without leaving the executor's thread
-  /// between them. Returns `false` when a woken task has not slept again by
-  /// the time the executor is quiet (it waits for outside work: the caller
-  /// settles that the slow way and calls again), `true` when no sleeper is
-  /// due any more.
-  private func wakeWhileQuiet(on executor: LoopbackExecutor, upTo target: Instant) async -> Bool {
-    let unsettled = Atomic<Bool>(false)
+  /// between them.
+  private func wakeWhileQuiet(
+    on executor: LoopbackExecutor, upTo target: Instant, stoppingWhen stop: @escaping @Sendable () -> Bool
+  ) async -> Wakes {
+    let outcome = Atomic<Wakes>(.done)
     await executor.whileQuiet { [self] in
-      let woken: Sleeper? = state.withLock { state in
-        guard state.wokenTaskSleepsAgain else {
-          unsettled.store(true, ordering: .relaxed)
-          return nil
-        }
+      let settled = state.withLock { state in
+        guard state.wokenTaskSleepsAgain, state.holds == 0 else { return false }
         state.wokenTask = nil
-        return Self.pop(&state, notAfter: target)
+        return true
       }
-      woken?.continuation.resume()
-      return woken != nil
+      guard settled else {
+        outcome.store(.unsettled, ordering: .relaxed)
+        return false
+      }
+      if stop() {
+        outcome.store(.stopped, ordering: .relaxed)
+        return false
+      }
+      guard let woken = state.withLock({ Self.pop(&$0, notAfter: target) }) else { return false }
+      woken.continuation.resume()
+      return true
     }
-    return !unsettled.load(ordering: .relaxed)
+    return outcome.load(ordering: .relaxed)
   }
 
   /// Advances from deadline to deadline until no task sleeps on the clock, or
@@ -297,6 +346,12 @@ public final class VirtualClock: Clock, Sendable {
       let deadline = ContinuousClock.now.advanced(by: settleLimit)
       while !state.withLock({ $0.wokenTaskSleepsAgain }), ContinuousClock.now < deadline {
         await executor.untilQuietAfterOutsideWork(deadline: deadline)
+      }
+    }
+    if state.withLock({ $0.holds > 0 }) {
+      let deadline = ContinuousClock.now.advanced(by: Self.holdLimit)
+      while state.withLock({ $0.holds > 0 }), ContinuousClock.now < deadline {
+        await executor.untilQuietAfterOutsideWork(deadline: min(deadline, .now.advanced(by: .milliseconds(5))))
       }
     }
     state.withLock { state in
