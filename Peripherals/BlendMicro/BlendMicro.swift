@@ -103,7 +103,7 @@ public actor BlendMicro: PeripheralModel {
       do { try await clock.sleep(until: deadline, tolerance: nil) } catch { return }
       guard let (index, value) = samples.next() else { return }
       do {
-        try await host.notify(Array(SyntheticECG.text(value).utf8), characteristic: Self.tx)
+        try await host.notify(SyntheticECG.utf8Text(value), characteristic: Self.tx)
         samples.sent(index)
       } catch {
         // Nobody listens any more: the stream ends; any other failure loses this sample.

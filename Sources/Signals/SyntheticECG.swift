@@ -122,11 +122,28 @@ public struct SyntheticECG: Sendable, Hashable {
 
   /// The text a sample travels as: decimal, four places, at most 20 bytes.
   public static func text(_ amplitude: Double) -> String {
+    String(decoding: utf8Text(amplitude), as: UTF8.self)
+  }
+
+  /// `text(_:)` as the bytes a notification carries, made without a `String`.
+  public static func utf8Text(_ amplitude: Double) -> [UInt8] {
     let scaled = (amplitude * 10_000).rounded()
-    let sign = scaled < 0 ? "-" : ""
-    let magnitude = Int(abs(scaled))
-    let fraction = String(magnitude % 10_000)
-    return "\(sign)\(magnitude / 10_000).\(String(repeating: "0", count: 4 - fraction.count))\(fraction)"
+    var magnitude = Int(abs(scaled))
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(12)
+    // Digits from the last: four decimals, the point, then the integer part.
+    for _ in 0..<4 {
+      bytes.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+      magnitude /= 10
+    }
+    bytes.append(UInt8(ascii: "."))
+    repeat {
+      bytes.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+      magnitude /= 10
+    } while magnitude > 0
+    if scaled < 0 { bytes.append(UInt8(ascii: "-")) }
+    bytes.reverse()
+    return bytes
   }
 
   private static func gaussian(_ d: Double) -> Double {

@@ -59,6 +59,14 @@ struct BlendMicroLoopbackTests {
       #expect(abs(Double(text)! - value) < 0.00006)
     }
     #expect(SyntheticECG.text(-0.05) == "-0.0500")
+    let expected: [(Double, String)] = [
+      (0, "0.0000"), (1.2345, "1.2345"), (-12.5, "-12.5000"), (123456.7891, "123456.7891"),
+      (0.00004, "0.0000"), (-0.00004, "0.0000"), (-0.00005, "-0.0001"), (9.99996, "10.0000"), (-1.00001, "-1.0000"),
+    ]
+    for (value, text) in expected {
+      #expect(SyntheticECG.text(value) == text)
+      #expect(SyntheticECG.utf8Text(value) == Array(text.utf8))
+    }
   }
 
   @Test func malformedNotificationsAreReportedNotDropped() {

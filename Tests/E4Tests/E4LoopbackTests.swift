@@ -2,6 +2,7 @@ import E4
 import E4Link
 import GATT
 import Signals
+import Synchronization
 import Testing
 
 /// The emulated E4 and the SDK-shaped client over the loopback, in virtual time.
@@ -323,4 +324,45 @@ struct E4LoopbackTests {
 private struct Thermometer: PeripheralModel {
   let profile = try! GATTProfile([])
   let advertisement = AdvertisementData(localName: "Thermometer")
+}
+
+/// The SDK's device delegate, recording what it is told.
+final class RecordingE4Delegate: E4DeviceDelegate {
+  private let log = Synchronization.Mutex<
+    (statuses: [E4DeviceStatus], bvp: [E4Sample], acceleration: [E4Acceleration])
+  >(
+    ([], [], []))
+  var statuses: [E4DeviceStatus] { log.withLock { $0.statuses } }
+  var bvp: [E4Sample] { log.withLock { $0.bvp } }
+  var acceleration: [E4Acceleration] { log.withLock { $0.acceleration } }
+
+  func didUpdate(status: E4DeviceStatus, device: E4DeviceManager) { log.withLock { $0.statuses.append(status) } }
+  func didReceiveBVP(_ sample: E4Sample, device: E4DeviceManager) { log.withLock { $0.bvp.append(sample) } }
+  func didReceiveAcceleration(_ sample: E4Acceleration, device: E4DeviceManager) {
+    log.withLock { $0.acceleration.append(sample) }
+  }
+}
+
+@Suite(.timeLimit(.minutes(2)))
+struct E4DeviceDelegateTests {
+  let rig = E4Rig()
+
+  @Test func theDelegateIsToldWhatTheStreamsCarryInTheSameOrder() async throws {
+    let model = E4(
+      bvp: SyntheticPPG(heartRate: 70, amplitude: 80, noise: 2, seed: 9),
+      accelerationX: SineSignal(amplitude: 1, frequency: 1))
+    let manager = try await rig.host(model)
+    let delegate = RecordingE4Delegate()
+    await manager.setDelegate(delegate)
+    let bvp = E4Rig.collect(await manager.bvp())
+    let acceleration = E4Rig.collect(await manager.acceleration())
+    try await manager.connect()
+    await rig.clock.advance(by: .seconds(10))
+    await manager.disconnect()
+    let (streamedBVP, streamedAcceleration) = (await bvp.value, await acceleration.value)
+    #expect(streamedBVP.count == 64 * 10)
+    #expect(delegate.bvp == streamedBVP)
+    #expect(delegate.acceleration == streamedAcceleration)
+    #expect(delegate.statuses == [.connecting, .connected, .disconnecting, .disconnected])
+  }
 }

@@ -1,4 +1,5 @@
 import GATT
+import Synchronization
 import Testing
 
 @Suite(.timeLimit(.minutes(1)))
@@ -116,6 +117,88 @@ struct LoopbackExecutorTests {
       start.finish()
     }
     #expect(clock.sleepsOffExecutor == 0)
+  }
+
+  @Test func aDriverStepsOnlyWhenNothingElseIsReadyToRun() async {
+    let executor = LoopbackExecutor()
+    defer { executor.shutdown() }
+    let log = EventLog<String>()
+    await withTaskExecutorPreference(executor) {
+      let (ready, go) = AsyncStream.makeStream(of: Int.self)
+      let worker = Task(executorPreference: Task.currentExecutorPreference) {
+        for await n in ready {
+          // Three hops per item: the step must wait for all of them.
+          await Task.yield()
+          await Task.yield()
+          await log.append("item \(n)")
+        }
+      }
+      let steps = Mutex(0)
+      await executor.whileQuiet {
+        let step = steps.withLock { count in
+          count += 1
+          return count
+        }
+        guard step <= 3 else { return false }
+        go.yield(step)
+        return true
+      }
+      #expect(await log.entries == ["item 1", "item 2", "item 3"])
+      #expect(steps.withLock { $0 } == 4)
+      go.finish()
+      await worker.value
+    }
+  }
+
+  @Test func timeStopsAtTheInstantTheStopConditionHolds() async {
+    let executor = LoopbackExecutor()
+    defer { executor.shutdown() }
+    let clock = VirtualClock(executor: executor)
+    final class Run: Sendable {
+      let ended = Atomic<Bool>(false)
+      let ticks = Atomic<Int>(0)
+    }
+    let run = Run()
+    await withTaskExecutorPreference(executor) {
+      let ticker = Task(executorPreference: Task.currentExecutorPreference) {
+        while true {
+          try await clock.sleep(for: .milliseconds(10))
+          // The fifth tick ends the run.
+          if run.ticks.add(1, ordering: .relaxed).newValue == 5 { run.ended.store(true, ordering: .relaxed) }
+        }
+      }
+      await clock.advance(to: .origin.advanced(by: .seconds(3600))) { run.ended.load(ordering: .relaxed) }
+      #expect(clock.now == .origin.advanced(by: .milliseconds(50)))
+      #expect(run.ticks.load(ordering: .relaxed) == 5)
+      ticker.cancel()
+    }
+  }
+
+  @Test func timeWaitsForWorkItsClockIsHeldFor() async throws {
+    let executor = LoopbackExecutor()
+    defer { executor.shutdown() }
+    let clock = VirtualClock(executor: executor)
+    try await withTaskExecutorPreference(executor) {
+      let seen = EventLog<String>()
+      let starter = Task(executorPreference: Task.currentExecutorPreference) {
+        // Work on another thread that takes 50 ms of wall time and no virtual time.
+        let at = try await clock.holding {
+          try await Task.detached(executorPreference: globalConcurrentExecutor) {
+            try await Task.sleep(for: .milliseconds(50))
+          }.value
+          return clock.now
+        }
+        await seen.append("started at \(at.offset)")
+      }
+      let timeout = Task(executorPreference: Task.currentExecutorPreference) {
+        try await clock.sleep(for: .seconds(1))
+        await seen.append("timeout at \(clock.now.offset)")
+      }
+      await clock.advance(by: .seconds(2))
+      try await starter.value
+      try await timeout.value
+      #expect(await seen.entries == ["started at 0.0 seconds", "timeout at 1.0 seconds"])
+    }
   }
 
   @Test func countsSleepsThatEscapedTheExecutor() async throws {

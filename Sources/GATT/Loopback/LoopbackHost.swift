@@ -56,10 +56,12 @@ struct LoopbackHost: PeripheralHost {
   {
     let what = kind == .notify ? "notification" : "indication"
     try air.state.withLock { state throws(GATTError) in
-      guard let hosted = state.hosted(peripheral), hosted.generation == generation else {
+      guard let index = state.peripherals.firstIndex(where: { $0.id == peripheral }),
+        state.peripherals[index].generation == generation
+      else {
         throw GATTError(.notFound, "peripheral \(peripheral) is no longer hosted")
       }
-      guard let definition = hosted.profile.characteristic(at: characteristic) else {
+      guard let definition = state.peripherals[index].profile.characteristic(at: characteristic) else {
         throw GATTError(.notFound, "\(peripheral) has no characteristic \(characteristic)")
       }
       guard definition.properties.contains(kind) else {
@@ -68,22 +70,39 @@ struct LoopbackHost: PeripheralHost {
           "\(definition.name) (\(characteristic)) cannot send a \(what); its properties are \(definition.properties)"
         )
       }
-      let links = state.openLinks(to: peripheral, generation: generation)
-        .filter { $0.subscriptions.contains(characteristic) }
-      guard !links.isEmpty else {
+      // The subscribed links, oldest first, found without building arrays
+      // in the common case of one: this runs for every notification.
+      var first: UInt64?
+      var others: [UInt64] = []
+      var tooSmall: (serial: UInt64, mtu: Int, central: CentralID)?
+      for (serial, link) in state.links
+      where link.isOpen && link.peripheral == peripheral && link.generation == generation
+        && link.subscriptions.contains(characteristic)
+      {
+        if value.count > link.mtu - 3, serial < tooSmall?.serial ?? .max {
+          tooSmall = (serial, link.mtu, link.central)
+        }
+        if first == nil { first = serial } else { others.append(serial) }
+      }
+      guard let first else {
         throw GATTError(
           .noSubscribers, "no central is subscribed to \(definition.name) (\(characteristic))")
       }
-      if let link = links.first(where: { value.count > $0.mtu - 3 }) {
+      if let tooSmall {
         throw GATTError(
           .valueTooLong,
           "\(what) of \(value.count) bytes on \(definition.name) (\(characteristic)) exceeds ATT_MTU - 3 = "
-            + "\(link.mtu - 3) bytes for central \(link.central)")
+            + "\(tooSmall.mtu - 3) bytes for central \(tooSmall.central)")
       }
-      for link in links {
-        for listener in link.listeners where listener.characteristic == characteristic {
+      func deliver(on serial: UInt64) {
+        for listener in state.links[serial]!.listeners where listener.characteristic == characteristic {
           listener.continuation.yield(value)
         }
+      }
+      if others.isEmpty {
+        deliver(on: first)
+      } else {
+        for serial in ([first] + others).sorted() { deliver(on: serial) }
       }
     }
   }

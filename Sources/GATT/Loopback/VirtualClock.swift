@@ -61,10 +61,18 @@ public final class VirtualClock: Clock, Sendable {
     /// Sorted by deadline, then by id (the order they went to sleep).
     var sleepers: [Sleeper] = []
     var nextID: UInt64 = 0
-    /// Sleeps that have started but not yet suspended.
-    var arriving: Set<UInt64> = []
+    /// Sleeps that have started but not yet suspended (a handful at most:
+    /// an array, searched from the end, costs less than hashing).
+    var arriving: [UInt64] = []
     /// Arriving sleeps cancelled before they suspended.
-    var cancelledArrivals: Set<UInt64> = []
+    var cancelledArrivals: [UInt64] = []
+
+    /// Removes `id` from `list`; whether it was there.
+    static func remove(_ id: UInt64, from list: inout [UInt64]) -> Bool {
+      guard let index = list.lastIndex(of: id) else { return false }
+      list.remove(at: index)
+      return true
+    }
     /// Counts every sleeper added or removed, so `advance` can tell when the
     /// other tasks have settled.
     var activity: UInt64 = 0
@@ -144,15 +152,15 @@ public final class VirtualClock: Clock, Sendable {
     let id = state.withLock { state in
       if offExecutor { state.sleepsOffExecutor += 1 }
       state.nextID += 1
-      state.arriving.insert(state.nextID)
+      state.arriving.append(state.nextID)
       return state.nextID
     }
     try await withTaskCancellationHandler {
       try await withUnsafeThrowingContinuation {
         (continuation: UnsafeContinuation<Void, any Error>) in
         let immediate: Result<Void, any Error>? = state.withLock { state in
-          state.arriving.remove(id)
-          if state.cancelledArrivals.remove(id) != nil { return .failure(CancellationError()) }
+          _ = State.remove(id, from: &state.arriving)
+          if State.remove(id, from: &state.cancelledArrivals) { return .failure(CancellationError()) }
           if deadline <= state.now { return .success(()) }
           state.insert(Sleeper(id: id, deadline: deadline, task: task, continuation: continuation))
           return nil
@@ -165,7 +173,7 @@ public final class VirtualClock: Clock, Sendable {
           state.activity &+= 1
           return state.sleepers.remove(at: index).continuation
         }
-        if state.arriving.contains(id) { state.cancelledArrivals.insert(id) }
+        if state.arriving.contains(id) { state.cancelledArrivals.append(id) }
         return nil
       }
       continuation?.resume(throwing: CancellationError())
