@@ -11,6 +11,8 @@ import Synchronization
 /// E4's device delegate) can report directly.
 public final class ClientObserver: Sendable {
   private let devices = Mutex<[String: DeviceObservations]>([:])
+  /// The streams' statistics, apart: every sample goes there.
+  private let streams = Mutex(StreamTable())
   private let elapsed: @Sendable () -> Duration
   private let progress: @Sendable (String) -> Void
 
@@ -34,17 +36,15 @@ public final class ClientObserver: Sendable {
   /// the start of the run when the protocol carries one, else the arrival time.
   public func sample(_ value: Double, stream: String, device: String, time: Double? = nil) {
     let time = time ?? now
-    devices.withLock { devices in
-      devices[device, default: DeviceObservations()].streams[stream, default: StreamStatistics()].add(value, at: time)
-    }
+    streams.withLock { $0.add(value, at: time, stream: stream, device: device) }
   }
 
   /// Samples of one or more streams at once (one call to the observer for a
   /// packet's worth), in order; each as `sample(_:stream:device:time:)`.
   public func samples(_ batch: [(value: Double, stream: String, time: Double?)], device: String) {
     let now = now
-    devices.withLock { devices in
-      devices[device, default: DeviceObservations()].add(batch, now: now)
+    streams.withLock { streams in
+      for (value, stream, time) in batch { streams.add(value, at: time ?? now, stream: stream, device: device) }
     }
   }
 
@@ -78,5 +78,8 @@ public final class ClientObserver: Sendable {
   }
 
   /// Everything observed so far, by device id.
-  public var observations: [String: DeviceObservations] { devices.withLock { $0 } }
+  public var observations: [String: DeviceObservations] {
+    let table = streams.withLock { $0 }
+    return table.merged(into: devices.withLock { $0 })
+  }
 }

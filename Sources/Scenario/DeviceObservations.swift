@@ -13,11 +13,4 @@ public struct DeviceObservations: Sendable {
   public var moreErrors = 0
 
   public init() {}
-
-  /// Adds samples of one or more streams; those without a time arrived `now`.
-  mutating func add(_ batch: [(value: Double, stream: String, time: Double?)], now: Double) {
-    for (value, stream, time) in batch {
-      streams[stream, default: StreamStatistics()].add(value, at: time ?? now)
-    }
-  }
 }
