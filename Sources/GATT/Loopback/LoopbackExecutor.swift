@@ -75,19 +75,7 @@ public final class LoopbackExecutor: TaskExecutor, Sendable {
 
   public func enqueue(_ job: consuming ExecutorJob) {
     let unowned = UnownedJob(job)
-    enum Then { case nothing, wake, forward }
-    let then: Then = state.withLock { state in
-      if state.ended { return .forward }
-      state.jobs.append(unowned)
-      guard state.idle else { return .nothing }
-      state.idle = false
-      return .wake
-    }
-    switch then {
-    case .nothing: break
-    case .wake: signal.wake()
-    case .forward: globalConcurrentExecutor.enqueue(unowned)
-    }
+    if !hand({ $0.jobs.append(unowned) }) { globalConcurrentExecutor.enqueue(unowned) }
   }
 
   /// Returns once nothing else is ready to run on this executor: every job
@@ -118,20 +106,12 @@ public final class LoopbackExecutor: TaskExecutor, Sendable {
   /// without a task switch per instant. One caller at a time.
   public func whileQuiet(_ step: @escaping @Sendable () -> Bool) async {
     await withUnsafeContinuation { continuation in
-      enum Then { case nothing, wake, resume }
-      let then: Then = state.withLock { state in
-        if state.ended { return .resume }
+      let handed = hand { state in
         precondition(state.driver == nil, "LoopbackExecutor.whileQuiet: one caller at a time")
         state.driver = Driver(step: step, continuation: continuation)
-        guard state.idle else { return .nothing }
-        state.idle = false
-        return .wake
       }
-      switch then {
-      case .nothing: break
-      case .wake: signal.wake()
-      case .resume: continuation.resume()
-      }
+      // Ended: nothing runs here any more, so there is nothing to step.
+      if !handed { continuation.resume() }
     }
   }
 
@@ -149,20 +129,23 @@ public final class LoopbackExecutor: TaskExecutor, Sendable {
   }
 
   private func add(_ waiter: Waiter) {
-    enum Then { case nothing, wake, resume }
-    let then: Then = state.withLock { state in
-      // Ended: nothing runs here any more, so it is quiet.
-      if state.ended { return .resume }
-      state.waiters.append(waiter)
-      guard state.idle else { return .nothing }
+    // Ended: nothing runs here any more, so it is quiet.
+    if !hand({ $0.waiters.append(waiter) }) { waiter.continuation.resume() }
+  }
+
+  /// Puts something where the thread takes it (`put` runs under the lock),
+  /// waking the thread if it waits; `false`, without calling `put`, once the
+  /// executor has ended.
+  private func hand(_ put: (inout State) -> Void) -> Bool {
+    let (handed, wake) = state.withLock { state -> (Bool, Bool) in
+      if state.ended { return (false, false) }
+      put(&state)
+      guard state.idle else { return (true, false) }
       state.idle = false
-      return .wake
+      return (true, true)
     }
-    switch then {
-    case .nothing: break
-    case .wake: signal.wake()
-    case .resume: waiter.continuation.resume()
-    }
+    if wake { signal.wake() }
+    return handed
   }
 
   private func runLoop() {
