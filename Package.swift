@@ -139,10 +139,3 @@ let package = Package(
   ],
   swiftLanguageModes: [.v6]
 )
-
-// Nonisolated async functions run on their caller's actor (SE-0461), so that
-// calling one from an actor (a device model's `host.notify`, a client's
-// `clock.sleep`) is not a hop to another executor and back.
-for target in package.targets where target.type != .system {
-  target.swiftSettings = (target.swiftSettings ?? []) + [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
-}

@@ -40,11 +40,16 @@ public struct NotificationStream: AsyncSequence, Sendable {
     }
   }
 
-  /// The consumer's side.
+  /// The consumer's side. Taking a value runs on the consumer's own
+  /// executor or actor: no switch to another and back.
   public struct AsyncIterator: AsyncIteratorProtocol {
     fileprivate let consumer: Consumer
 
     public mutating func next() async throws -> [UInt8]? { try await consumer.storage.next() }
+
+    public mutating func next(isolation actor: isolated (any Actor)?) async throws(any Error) -> [UInt8]? {
+      try await consumer.storage.next()
+    }
   }
 
   private let consumer: Consumer
@@ -163,7 +168,7 @@ public struct NotificationStream: AsyncSequence, Sendable {
       handler?(termination)
     }
 
-    func next() async throws -> [UInt8]? {
+    nonisolated(nonsending) func next() async throws -> [UInt8]? {
       if let ready = state.withLock({ $0.ready() }) { return try ready.get() }
       return try await withTaskCancellationHandler {
         try await withUnsafeThrowingContinuation { (waiter: UnsafeContinuation<[UInt8]?, any Error>) in

@@ -13,12 +13,12 @@ public protocol PeripheralHost: Sendable {
   /// when it lacks the notify property, `noSubscribers` when no central is
   /// subscribed, and `valueTooLong` when the value exceeds ATT_MTU − 3 of any
   /// subscriber (then it is sent to none).
-  func notify(_ value: [UInt8], characteristic: CharacteristicAddress) async throws(GATTError)
+  nonisolated(nonsending) func notify(_ value: [UInt8], characteristic: CharacteristicAddress) async throws(GATTError)
 
   /// Sends an indication to every central subscribed to `characteristic` and
   /// returns when all have confirmed it. Throws as `notify` does (needing the
   /// indicate property), and `disconnected` when a central left before confirming.
-  func indicate(_ value: [UInt8], characteristic: CharacteristicAddress) async throws(GATTError)
+  nonisolated(nonsending) func indicate(_ value: [UInt8], characteristic: CharacteristicAddress) async throws(GATTError)
 
   /// The centrals subscribed to `characteristic`, in the order they subscribed.
   func subscribers(of characteristic: CharacteristicAddress) async -> [CentralID]

@@ -8,7 +8,7 @@ struct FaultInjectingHost: PeripheralHost {
 
   var clock: any Clock<Duration> { base.clock }
 
-  func notify(_ value: [UInt8], characteristic: CharacteristicAddress) async throws(GATTError) {
+  nonisolated(nonsending) func notify(_ value: [UInt8], characteristic: CharacteristicAddress) async throws(GATTError) {
     switch await faults.nextNotification() {
     case .send: try await base.notify(value, characteristic: characteristic)
     case .drop:
@@ -18,7 +18,7 @@ struct FaultInjectingHost: PeripheralHost {
     }
   }
 
-  func indicate(_ value: [UInt8], characteristic: CharacteristicAddress) async throws(GATTError) {
+  nonisolated(nonsending) func indicate(_ value: [UInt8], characteristic: CharacteristicAddress) async throws(GATTError) {
     switch await faults.nextNotification() {
     case .send: try await base.indicate(value, characteristic: characteristic)
     case .drop:

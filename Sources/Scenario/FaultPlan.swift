@@ -47,7 +47,7 @@ public final class FaultPlan: Sendable {
   }
 
   /// Decides the next notification's fate, first waiting out a delaying stall.
-  func nextNotification() async -> Verdict {
+  nonisolated(nonsending) func nextNotification() async -> Verdict {
     while true {
       let verdict: Verdict? = state.withLock { state in
         if state.stalled && !state.stallDrops { return nil }

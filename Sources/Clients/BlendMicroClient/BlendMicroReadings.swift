@@ -20,6 +20,11 @@ public struct BlendMicroReadings: AsyncSequence, Sendable {
       guard let bytes = try await notifications.next() else { return nil }
       return BlendMicroClient.decode(bytes, at: elapsed())
     }
+
+    public mutating func next(isolation actor: isolated (any Actor)?) async throws(any Error) -> BlendMicroReading? {
+      guard let bytes = try await notifications.next(isolation: actor) else { return nil }
+      return BlendMicroClient.decode(bytes, at: elapsed())
+    }
   }
 
   public func makeAsyncIterator() -> AsyncIterator {

@@ -10,11 +10,11 @@ struct LoopbackHost: PeripheralHost {
 
   var clock: any Clock<Duration> { air.clock }
 
-  func notify(_ value: [UInt8], characteristic: CharacteristicAddress) async throws(GATTError) {
+  nonisolated(nonsending) func notify(_ value: [UInt8], characteristic: CharacteristicAddress) async throws(GATTError) {
     try send(value, characteristic: characteristic, as: .notify)
   }
 
-  func indicate(_ value: [UInt8], characteristic: CharacteristicAddress) async throws(GATTError) {
+  nonisolated(nonsending) func indicate(_ value: [UInt8], characteristic: CharacteristicAddress) async throws(GATTError) {
     try send(value, characteristic: characteristic, as: .indicate)
   }
 
