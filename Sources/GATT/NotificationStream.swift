@@ -148,7 +148,9 @@ public struct NotificationStream: AsyncSequence, Sendable {
 
     private func end(_ termination: Termination) {
       let (waiter, handler, outcome) = state.withLock {
-        state -> (UnsafeContinuation<[UInt8]?, any Error>?, (@Sendable (Termination) -> Void)?, Result<[UInt8]?, any Error>) in
+        state -> (
+          UnsafeContinuation<[UInt8]?, any Error>?, (@Sendable (Termination) -> Void)?, Result<[UInt8]?, any Error>
+        ) in
         guard !state.ended else { return (nil, nil, .success(nil)) }
         state.termination = termination
         if case .cancelled = termination {

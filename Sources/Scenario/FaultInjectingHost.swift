@@ -18,7 +18,8 @@ struct FaultInjectingHost: PeripheralHost {
     }
   }
 
-  nonisolated(nonsending) func indicate(_ value: [UInt8], characteristic: CharacteristicAddress) async throws(GATTError) {
+  nonisolated(nonsending) func indicate(_ value: [UInt8], characteristic: CharacteristicAddress) async throws(GATTError)
+  {
     switch await faults.nextNotification() {
     case .send: try await base.indicate(value, characteristic: characteristic)
     case .drop:

@@ -14,7 +14,8 @@ struct LoopbackHost: PeripheralHost {
     try send(value, characteristic: characteristic, as: .notify)
   }
 
-  nonisolated(nonsending) func indicate(_ value: [UInt8], characteristic: CharacteristicAddress) async throws(GATTError) {
+  nonisolated(nonsending) func indicate(_ value: [UInt8], characteristic: CharacteristicAddress) async throws(GATTError)
+  {
     try send(value, characteristic: characteristic, as: .indicate)
   }
 
