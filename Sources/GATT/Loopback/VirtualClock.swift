@@ -185,7 +185,7 @@ public final class VirtualClock: Clock, Sendable {
   /// outside the executor, such as a server starting on threads of its own,
   /// which the executor's quiet cannot see. Time stands still at most
   /// `holdLimit` of wall time.
-  public func holding<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+  public func holding<T: Sendable>(_ body: () async throws -> T) async rethrows -> T {
     state.withLock { $0.holds += 1 }
     defer { state.withLock { $0.holds -= 1 } }
     return try await body()
@@ -217,17 +217,13 @@ public final class VirtualClock: Clock, Sendable {
     if let executor {
       // The executor wakes the next sleeper itself each time it is quiet; the
       // slow path (a woken task that did not sleep again) comes back here.
-      while true {
-        switch await wakeWhileQuiet(on: executor, upTo: target, stoppingWhen: stop) {
-        case .done: break
-        case .stopped: return
-        case .unsettled:
-          await settle(on: executor)
-          if stop() { return }
-          continue
-        }
-        break
+      var wakes = await wakeWhileQuiet(on: executor, upTo: target, stoppingWhen: stop)
+      while wakes == .unsettled {
+        await settle(on: executor)
+        if stop() { return }
+        wakes = await wakeWhileQuiet(on: executor, upTo: target, stoppingWhen: stop)
       }
+      if wakes == .stopped { return }
     } else {
       while let sleeper = popSleeper(notAfter: target) {
         sleeper.continuation.resume()
