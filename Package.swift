@@ -81,20 +81,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "doppel",
-      dependencies: [
-        "DoppelKit",
-        "Scenario",
-        "DBus",
-        "GATT",
-        "BlueZ",
-        "BlendMicro",
-        "BlendMicroClient",
-        "E4",
-        "ActiGraphLink",
-        "EmStatPico",
-        "Signals",
-        .product(name: "ArgumentParser", package: "swift-argument-parser"),
-      ]
+      dependencies: ["DoppelKit", .product(name: "ArgumentParser", package: "swift-argument-parser")]
     ),
     // Benchmarks that print figures beside a peer's (ci/bench runs them).
     .executableTarget(

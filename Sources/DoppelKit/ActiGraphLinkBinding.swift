@@ -11,28 +11,41 @@ import Signals
 /// configures it with JSON, downloads epochs and streams raw data,
 /// reporting records, progress and the SDK's error codes.
 public struct ActiGraphLinkBinding: DeviceBinding {
+  static let battery = Setting.number("battery", in: 0...1, default: 0.9, help: "battery level, 0…1")
+  static let clock = Setting.text(
+    "clock", default: "07-21-2015 12:00:00", help: "the device clock at the start, MM-dd-yyyy HH:mm:ss (UTC)")
+  static let logHours = Setting.number(
+    "log-hours", in: 0...720, default: 24, help: "hours of epochs logged before the clock")
+  static let activity = Setting.text(
+    "activity", default: "day",
+    help: "what the wearer does from midnight, cycled: 'day' or e.g. 'sleep 7h, walking 30m, running 20m, not-worn 1h'")
+  static let rawRate = Setting.integer(
+    "raw-rate", in: 30...100, default: 30, help: "raw acceleration rate, Hz (steps of 10)")
+  static let transferErrorAt = Setting.optionalInteger(
+    "transfer-error-at", in: 0...100,
+    help: "the first epoch download fails with a transfer error after this percent of its records")
+  static let refuseConfiguration = Setting.flag(
+    "refuse-configuration", default: false, help: "the device refuses every configuration")
+  static let batchInterval = Setting.duration(
+    "batch-interval", default: .milliseconds(10), help: "device time per batch of epochs")
+  static let failAt = Setting.requiredInteger("at", in: 0...100, help: "percent of the records sent first")
+  static let batteryLevel = Setting.requiredNumber("level", in: 0...1, help: "the new level, 0…1")
+  static let scan = Setting.duration("scan", default: .seconds(3), help: "how long enumerateDevices scans")
+  static let connectTwice = Setting.flag("connect-twice", default: false, help: "call connectToDevice a second time")
+  static let configuration = Setting.optionalText(
+    "configuration", help: "a configuration JSON to send after connecting")
+  static let downloadFrom = Setting.optionalText(
+    "download-from", help: "download epochs from this date-time (MM-dd-yyyy HH:mm:ss)")
+  static let downloadTo = Setting.optionalText("download-to", help: "… to this date-time")
+  static let streamRaw = Setting.optionalDuration("stream-raw", help: "stream raw acceleration this long")
+
   public static let description = DeviceDescription(
     model: "actigraph-link",
     summary:
       "ActiGraph Link (GT9X) activity monitor: 60 s epochs (counts, steps, heart rate, wear), raw acceleration 30–100 Hz",
     settings: [
-      SettingSpec("battery", .number(0...1), default: .number(0.9), help: "battery level, 0…1"),
-      SettingSpec(
-        "clock", .text, default: .text("07-21-2015 12:00:00"),
-        help: "the device clock at the start, MM-dd-yyyy HH:mm:ss (UTC)"),
-      SettingSpec("log-hours", .number(0...720), default: .number(24), help: "hours of epochs logged before the clock"),
-      SettingSpec(
-        "activity", .text, default: .text("day"),
-        help:
-          "what the wearer does from midnight, cycled: 'day' or e.g. 'sleep 7h, walking 30m, running 20m, not-worn 1h'"),
-      SettingSpec(
-        "raw-rate", .integer(30...100), default: .integer(30), help: "raw acceleration rate, Hz (steps of 10)"),
-      SettingSpec(
-        "transfer-error-at", .integer(0...100),
-        help: "the first epoch download fails with a transfer error after this percent of its records"),
-      SettingSpec("refuse-configuration", .flag, default: .flag(false), help: "the device refuses every configuration"),
-      SettingSpec(
-        "batch-interval", .duration, default: .duration(.milliseconds(10)), help: "device time per batch of epochs"),
+      battery.spec, clock.spec, logHours.spec, activity.spec, rawRate.spec, transferErrorAt.spec,
+      refuseConfiguration.spec, batchInterval.spec,
     ],
     streams: [
       StreamSpec("acc.x", unit: "g", help: "raw acceleration along x"),
@@ -40,23 +53,17 @@ public struct ActiGraphLinkBinding: DeviceBinding {
       StreamSpec("acc.z", unit: "g", help: "raw acceleration along z"),
     ],
     actions: [
-      ActionSpec(
-        "transfer-error", parameters: [SettingSpec("at", .integer(0...100), help: "percent of the records sent first")],
-        help: "the next epoch download fails part-way"),
-      ActionSpec(
-        "battery", parameters: [SettingSpec("level", .number(0...1), help: "the new level, 0…1")],
-        help: "set the battery level"),
+      ActionSpec("transfer-error", parameters: [failAt.spec], help: "the next epoch download fails part-way"),
+      ActionSpec("battery", parameters: [batteryLevel.spec], help: "set the battery level"),
     ],
     clientSettings: [
-      SettingSpec("scan", .duration, default: .duration(.seconds(3)), help: "how long enumerateDevices scans"),
-      SettingSpec("connect-twice", .flag, default: .flag(false), help: "call connectToDevice a second time"),
-      SettingSpec("configuration", .text, help: "a configuration JSON to send after connecting"),
-      SettingSpec("download-from", .text, help: "download epochs from this date-time (MM-dd-yyyy HH:mm:ss)"),
-      SettingSpec("download-to", .text, help: "… to this date-time"),
-      SettingSpec("stream-raw", .duration, help: "stream raw acceleration this long"),
+      scan.spec, connectTwice.spec, configuration.spec, downloadFrom.spec, downloadTo.spec, streamRaw.spec,
     ],
     metrics: ["records", "progress", "error-code", "battery", "records-per-second"],
     events: ["device-found", "configured", "download-started", "download-completed", "status", "sdk-error"])
+
+  /// `doppel watch` streams raw acceleration (until stopped).
+  public static var watchSettings: [String: SettingValue] { [streamRaw.key: .duration(.seconds(24 * 3600))] }
 
   public let device: DeviceSpec
   let monitor: ActiGraphLink
@@ -66,25 +73,26 @@ public struct ActiGraphLinkBinding: DeviceBinding {
   public init(device: DeviceSpec, signals: SignalFactory) throws(ScenarioError) {
     self.device = device
     let settings = device.settings
-    let clockText = settings["clock"]?.text ?? "07-21-2015 12:00:00"
+    let clockText = settings[Self.clock]
     guard let clock = AGDateTime.parse(clockText) else {
       throw ScenarioError(
-        .invalidValue, file: "", line: 0, column: 0, "clock '\(clockText)' is not MM-dd-yyyy HH:mm:ss")
+        .invalidValue, file: device.location.file, line: device.location.line, column: device.location.column,
+        "clock '\(clockText)' is not MM-dd-yyyy HH:mm:ss")
     }
-    let activityText = settings["activity"]?.text ?? "day"
+    let activityText = settings[Self.activity]
     guard let activity = activityText == "day" ? ActivityPattern.day : ActivityPattern(parsing: activityText) else {
       throw ScenarioError(
-        .invalidValue, file: "", line: 0, column: 0,
+        .invalidValue, file: device.location.file, line: device.location.line, column: device.location.column,
         "activity '\(activityText)' is not 'day' or a list like 'sleep 7h, walking 30m'")
     }
-    let rate = settings["raw-rate"]?.integer ?? 30
+    let rate = settings[Self.rawRate]
     let configuration = ActiGraphLinkConfiguration(
-      serialNumber: device.serial ?? "TAS1A14758923", batteryLevel: settings["battery"]?.number ?? 0.9,
-      clockTime: Double(clock), logHours: settings["log-hours"]?.number ?? 24, activity: activity,
+      serialNumber: device.serial ?? "TAS1A14758923", batteryLevel: settings[Self.battery],
+      clockTime: Double(clock), logHours: settings[Self.logHours], activity: activity,
       seed: signals.seed(device: device.id, stream: "epochs"), rawRate: rate,
-      batchInterval: settings["batch-interval"]?.duration ?? .milliseconds(10),
-      transferErrorAt: settings["transfer-error-at"]?.integer,
-      refusesConfiguration: settings["refuse-configuration"]?.flag ?? false)
+      batchInterval: settings[Self.batchInterval],
+      transferErrorAt: settings[Self.transferErrorAt],
+      refusesConfiguration: settings[Self.refuseConfiguration])
     func source(_ stream: String, _ fallback: Double) throws(ScenarioError) -> any SignalSource {
       guard let spec = device.streams[stream] else { return ConstantSignal(fallback) }
       return try signals.make(spec, device: device.id, stream: stream, sampleRate: Double(configuration.rawRate))
@@ -104,9 +112,9 @@ public struct ActiGraphLinkBinding: DeviceBinding {
   public func perform(_ action: String, arguments: [String: SettingValue]) async throws -> [ScenarioAction] {
     switch action {
     case "transfer-error":
-      await monitor.failNextDownload(atPercent: arguments["at"]?.integer ?? 50)
+      await monitor.failNextDownload(atPercent: arguments[Self.failAt])
     case "battery":
-      await monitor.setBattery(arguments["level"]?.number ?? 1)
+      await monitor.setBattery(arguments[Self.batteryLevel])
     default:
       throw ScenarioError(
         .unknownReference, file: "", line: 0, column: 0, "an actigraph-link has no action '\(action)'")
@@ -114,57 +122,64 @@ public struct ActiGraphLinkBinding: DeviceBinding {
     return []
   }
 
-  public func runClient(link: any CentralLink, clock: any Clock<Duration>, observer: ClientObserver) async {
-    let sdk = AGDeviceSDK(link: link, clock: clock)
+  public func runClient(_ context: ClientContext) async {
+    let sdk = AGDeviceSDK(link: context.link, clock: context.clock)
     let inbox = SDKInbox()
     let reader = Task(executorPreference: Task.currentExecutorPreference) {
-      await report(sdk.messages, inbox: inbox, clock: clock, observer: observer)
+      await report(sdk.messages, inbox: inbox, clock: context.clock, observer: context.observer)
     }
-    await drive(sdk, inbox: inbox, clock: clock)
+    // The SDK does not reconnect by itself, and neither does the app.
+    await ClientSession(device: device.id, context: context, reconnect: false).run(
+      connect: { try await connect(sdk, clock: context.clock) },
+      serve: { sdk in await drive(sdk, inbox: inbox, clock: context.clock) },
+      close: { sdk in await sdk.disconnectFromDevice() })
     // Everything the SDK delivered reaches the observer before the run's summary.
     await sdk.finish()
     await reader.value
   }
 
-  /// What the app does with the SDK, as the client settings say.
+  /// Enumerates (again and again, like an app's list) until the monitor
+  /// shows up, then connects to it.
+  private func connect(_ sdk: AGDeviceSDK, clock: any Clock<Duration>) async throws -> AGDeviceSDK {
+    let serial = monitor.configuration.serialNumber
+    let scan = device.client[Self.scan]
+    while await !sdk.foundDevices.contains(serial) {
+      await sdk.enumerateDevices(duration: scan.seconds)
+      while await sdk.isEnumerating { try await clock.sleep(for: .milliseconds(100)) }
+      try Task.checkCancellation()
+    }
+    await sdk.connectToDevice(serial)
+    guard await sdk.getConnectedDevice() == serial else {
+      throw GATTError(.notConnected, "connectToDevice(\(serial)) did not connect")
+    }
+    return sdk
+  }
+
+  /// What the app does with the SDK once connected, as the client settings
+  /// say; returns when the link is lost.
   private func drive(_ sdk: AGDeviceSDK, inbox: SDKInbox, clock: any Clock<Duration>) async {
     let client = device.client
     let serial = monitor.configuration.serialNumber
-    let scan = client["scan"]?.duration ?? .seconds(3)
-    // Scan until the monitor is found (again and again, like an app's list).
-    while !Task.isCancelled, await !sdk.foundDevices.contains(serial) {
-      await sdk.enumerateDevices(duration: scan.seconds)
-      while await sdk.isEnumerating {
-        do { try await clock.sleep(for: .milliseconds(100)) } catch { return }
-      }
-    }
-    guard !Task.isCancelled else { return }
-    await sdk.connectToDevice(serial)
-    guard await sdk.getConnectedDevice() == serial else {
-      while !Task.isCancelled { try? await clock.sleep(for: .seconds(1)) }
-      return
-    }
-    if client["connect-twice"]?.flag == true { await sdk.connectToDevice(serial) }
+    if client[Self.connectTwice] { await sdk.connectToDevice(serial) }
     await sdk.getDeviceStatus()
-    if let configuration = client["configuration"]?.text {
+    if let configuration = client[Self.configuration] {
       await sdk.configureDevice(configuration)
       try? await clock.sleep(for: .seconds(1))
     }
-    if let from = client["download-from"]?.text, let to = client["download-to"]?.text {
+    if let from = client[Self.downloadFrom], let to = client[Self.downloadTo] {
       await inbox.resetDownload()
       await sdk.configureDevice(#"{"epoch": {"startDateTime": "\#(from)", "stopDateTime": "\#(to)"}}"#)
-      while !Task.isCancelled, await !inbox.downloadEnded {
+      while !Task.isCancelled, await !inbox.downloadEnded, await !inbox.disconnected {
         try? await clock.sleep(for: .milliseconds(100))
       }
     }
-    if let raw = client["stream-raw"]?.duration {
+    if let raw = client[Self.streamRaw] {
       await sdk.configureDevice(#"{"raw": {"stream": true}}"#)
       try? await clock.sleep(for: raw)
       if !Task.isCancelled { await sdk.configureDevice(#"{"raw": {"stream": false}}"#) }
     }
-    // Stay connected until the run ends.
-    while !Task.isCancelled { try? await clock.sleep(for: .seconds(1)) }
-    await sdk.disconnectFromDevice()
+    // Stay connected until the run ends or the link is lost.
+    while !Task.isCancelled, await !inbox.disconnected { try? await clock.sleep(for: .milliseconds(100)) }
   }
 
   /// Reports every SDK message to the observer.
@@ -181,9 +196,10 @@ public struct ActiGraphLinkBinding: DeviceBinding {
       case .devices:
         break
       case .deviceConnected:
-        observer.event("connected", device: id)
+        // The session reports the connection.
+        await inbox.setDisconnected(false)
       case .deviceDisconnected:
-        observer.event("disconnected", device: id)
+        await inbox.setDisconnected(true)
       case .rawConfigured:
         observer.event("configured", device: id, detail: message.json)
       case .raw(_, _, let acceleration, let time, let rate):
@@ -239,7 +255,10 @@ public struct ActiGraphLinkBinding: DeviceBinding {
 /// What the scenario client has learnt from the SDK's messages so far.
 actor SDKInbox {
   private(set) var downloadEnded = false
+  /// Whether the SDK said the link is down.
+  private(set) var disconnected = false
 
   func resetDownload() { downloadEnded = false }
+  func setDisconnected(_ down: Bool) { disconnected = down }
   func endDownload() { downloadEnded = true }
 }

@@ -8,26 +8,28 @@ import Signals
 /// that reports samples, malformed notifications, the heart rate and fresh
 /// arrhythmia episodes.
 public struct BlendMicroBinding: DeviceBinding {
+  static let sampleRateSetting = Setting.number(
+    "sample-rate", in: 1...1000, default: 100, help: "ECG samples per second")
+  static let heartRate = Setting.number(
+    "heart-rate", in: 20...250, default: 72, help: "heart rate of the default synthetic ECG, bpm")
+  static let noise = Setting.number(
+    "noise", in: 0...10, default: 0.01, help: "noise of the default synthetic ECG, mV")
+  static let connectTimeout = Setting.duration(
+    "connect-timeout", default: .seconds(60), help: "how long to scan and connect")
+  static let reconnect = Setting.flag(
+    "reconnect", default: true, help: "connect again after a disconnect, as the app does")
+  static let window = Setting.duration("window", default: .seconds(10), help: "ECG the heart rate is computed over")
+  static let kardiaRelay = Setting.flag(
+    "kardia-relay", default: false,
+    help: "relay the samples to a Kardia analysis server run in process (WebSocket on 127.0.0.1) and report its answers"
+  )
+
   public static let description = DeviceDescription(
     model: "blend-micro",
     summary: "RedBearLabs Blend Micro with the Kardia ECG firmware: ASCII ECG samples on the nRF8001 UART service",
-    settings: [
-      SettingSpec("sample-rate", .number(1...1000), default: .number(100), help: "ECG samples per second"),
-      SettingSpec(
-        "heart-rate", .number(20...250), default: .number(72), help: "heart rate of the default synthetic ECG, bpm"),
-      SettingSpec("noise", .number(0...10), default: .number(0.01), help: "noise of the default synthetic ECG, mV"),
-    ],
+    settings: [sampleRateSetting.spec, heartRate.spec, noise.spec],
     streams: [StreamSpec("ecg", unit: "mV", help: "the ECG amplitude, one notification per sample")],
-    clientSettings: [
-      SettingSpec("connect-timeout", .duration, default: .duration(.seconds(60)), help: "how long to scan and connect"),
-      SettingSpec("reconnect", .flag, default: .flag(true), help: "connect again after a disconnect, as the app does"),
-      SettingSpec("window", .duration, default: .duration(.seconds(10)), help: "ECG the heart rate is computed over"),
-      SettingSpec(
-        "kardia-relay", .flag, default: .flag(false),
-        help:
-          "relay the samples to a Kardia analysis server run in process (WebSocket on 127.0.0.1) and report its answers"
-      ),
-    ],
+    clientSettings: [connectTimeout.spec, reconnect.spec, window.spec, kardiaRelay.spec],
     metrics: ["heart-rate", "relay-heart-rate"],
     events: ["arrhythmia", "abnormal-episode"])
 
@@ -39,11 +41,11 @@ public struct BlendMicroBinding: DeviceBinding {
 
   public init(device: DeviceSpec, signals: SignalFactory) throws(ScenarioError) {
     self.device = device
-    sampleRate = device.settings["sample-rate"]?.number ?? 100
+    sampleRate = device.settings[Self.sampleRateSetting]
     let seed = signals.seed(device: device.id, stream: "ecg")
     var ecg = SyntheticECG(
-      sampleRate: sampleRate, heartRate: device.settings["heart-rate"]?.number ?? 72,
-      noise: device.settings["noise"]?.number ?? 0.01, seed: seed)
+      sampleRate: sampleRate, heartRate: device.settings[Self.heartRate], noise: device.settings[Self.noise],
+      seed: seed)
     var source: (any SignalSource)?
     switch device.streams["ecg"] {
     case .ecg(let heartRate, let noise, let arrhythmia, let ownSeed):
@@ -69,24 +71,20 @@ public struct BlendMicroBinding: DeviceBinding {
     throw ScenarioError(.unknownReference, file: "", line: 0, column: 0, "a blend-micro has no action '\(action)'")
   }
 
-  public func runClient(link: any CentralLink, clock: any Clock<Duration>, observer: ClientObserver) async {
+  public func runClient(_ context: ClientContext) async {
     var relay: KardiaRelayRun?
-    if device.client["kardia-relay"]?.flag == true {
+    if device.client[Self.kardiaRelay] {
       do {
         // The server starts on threads of its own and takes no scenario
         // time: in virtual time the clock waits for it.
         let id = device.id
-        let start = { try await KardiaRelayRun.start(device: id, observer: observer) }
-        if let virtual = clock as? VirtualClock {
-          relay = try await virtual.holding(start)
-        } else {
-          relay = try await start()
-        }
+        let observer = context.observer
+        relay = try await context.outsideRunTime { try await KardiaRelayRun.start(device: id, observer: observer) }
       } catch {
-        observer.error("kardia relay: the analysis server did not start: \(error)", device: device.id)
+        context.observer.error("kardia relay: the analysis server did not start: \(error)", device: device.id)
       }
     }
-    await receive(link: link, clock: clock, observer: observer, relay: relay)
+    await receive(context, relay: relay)
     // The run is over: the server answers what was relayed before it stops.
     await relay?.finish()
   }
@@ -95,22 +93,20 @@ public struct BlendMicroBinding: DeviceBinding {
   /// cancelled; samples also go to `relay`, timed on the board's schedule
   /// (sample n at n / rate, counted over every connection of the run), as
   /// BLE delivers notifications in bursts.
-  private func receive(
-    link: any CentralLink, clock: any Clock<Duration>, observer: ClientObserver, relay: KardiaRelayRun?
-  )
-    async
-  {
+  private func receive(_ context: ClientContext, relay: KardiaRelayRun?) async {
     var relayed = 0
-    let timeout = device.client["connect-timeout"]?.duration ?? .seconds(60)
-    let reconnect = device.client["reconnect"]?.flag ?? true
-    let window = device.client["window"]?.duration?.seconds ?? 10
+    let timeout = device.client[Self.connectTimeout]
     let id = device.id
-    var analysis = ECGWindow(seconds: window, sampleRate: sampleRate)
-    repeat {
-      let client = BlendMicroClient(link: link, clock: clock)
-      do {
+    let observer = context.observer
+    var analysis = ECGWindow(seconds: device.client[Self.window].seconds, sampleRate: sampleRate)
+    let session = ClientSession(device: id, context: context, reconnect: device.client[Self.reconnect])
+    await session.run(
+      connect: {
+        let client = BlendMicroClient(link: context.link, clock: context.clock)
         try await client.connect(namePrefix: device.name, timeout: timeout)
-        observer.event("connected", device: id)
+        return client
+      },
+      serve: { client in
         for try await reading in try await client.readings() {
           switch reading {
           case .sample(let sample):
@@ -127,25 +123,8 @@ public struct BlendMicroBinding: DeviceBinding {
             observer.event("malformed", device: id, detail: "\(bytes.count) bytes")
           }
         }
-        if Task.isCancelled {
-          await client.disconnect()
-          return
-        }
-        observer.event("disconnected", device: id)
-      } catch {
-        if Task.isCancelled {
-          await client.disconnect()
-          return
-        }
-        if let gatt = error as? GATTError, case .disconnected(let reason) = gatt.code {
-          observer.event("disconnected", device: id, detail: "\(reason)")
-        } else {
-          observer.error("\(error)", device: id)
-          // Do not spin on a persistent failure.
-          try? await clock.sleep(for: .seconds(1))
-        }
-      }
-    } while reconnect && !Task.isCancelled
+      },
+      close: { client in await client.disconnect() })
   }
 }
 

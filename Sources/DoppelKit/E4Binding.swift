@@ -10,17 +10,24 @@ import Signals
 /// the E4 link SDK-shaped client reporting every stream with the device's
 /// timestamps, the heart rate from its interbeat intervals, tags and battery.
 public struct E4Binding: DeviceBinding {
+  static let battery = Setting.number("battery", in: 0...1, default: 1, help: "battery level at the start, 0…1")
+  static let batteryDrain = Setting.number(
+    "battery-drain", in: 0...10, default: 0.04, help: "battery used per hour while streaming, 0…1")
+  static let ibiWarmUp = Setting.duration("ibi-warm-up", default: .seconds(20), help: "streaming before the first IBI")
+  static let motionThreshold = Setting.number(
+    "motion-threshold", in: 0...4, default: 0.15, help: "acceleration change (g) that voids a beat")
+  static let batteryLevel = Setting.requiredNumber("level", in: 0...1, help: "the new level, 0…1 (0 powers it off)")
+  static let authentication = Setting.choice(
+    "authentication", ["accept", "refuse"], default: "accept",
+    help: "what the (emulated) Empatica server answers the API key")
+  static let connectTimeout = Setting.duration(
+    "connect-timeout", default: .seconds(60), help: "how long to look and connect")
+  static let reconnect = Setting.flag("reconnect", default: true, help: "connect again after the link is lost")
+
   public static let description = DeviceDescription(
     model: "e4",
     summary: "Empatica E4 wristband: BVP 64 Hz, acceleration 32 Hz, EDA and temperature 4 Hz, IBI, battery, tags",
-    settings: [
-      SettingSpec("battery", .number(0...1), default: .number(1), help: "battery level at the start, 0…1"),
-      SettingSpec(
-        "battery-drain", .number(0...10), default: .number(0.04), help: "battery used per hour while streaming, 0…1"),
-      SettingSpec("ibi-warm-up", .duration, default: .duration(.seconds(20)), help: "streaming before the first IBI"),
-      SettingSpec(
-        "motion-threshold", .number(0...4), default: .number(0.15), help: "acceleration change (g) that voids a beat"),
-    ],
+    settings: [battery.spec, batteryDrain.spec, ibiWarmUp.spec, motionThreshold.spec],
     streams: [
       StreamSpec("bvp", unit: "BVP units", help: "blood volume pulse, 64 Hz"),
       StreamSpec("eda", unit: "µS", help: "electrodermal activity (skin conductance), 4 Hz"),
@@ -31,18 +38,10 @@ public struct E4Binding: DeviceBinding {
     ],
     actions: [
       ActionSpec("tag", help: "press the button: a tag at the device's time"),
-      ActionSpec(
-        "battery", parameters: [SettingSpec("level", .number(0...1), help: "the new level, 0…1 (0 powers it off)")],
-        help: "set the battery level"),
+      ActionSpec("battery", parameters: [batteryLevel.spec], help: "set the battery level"),
       ActionSpec("power-off", help: "switch the wristband off (it disconnects)"),
     ],
-    clientSettings: [
-      SettingSpec(
-        "authentication", .choice(["accept", "refuse"]), default: .text("accept"),
-        help: "what the (emulated) Empatica server answers the API key"),
-      SettingSpec("connect-timeout", .duration, default: .duration(.seconds(60)), help: "how long to look and connect"),
-      SettingSpec("reconnect", .flag, default: .flag(true), help: "connect again after the link is lost"),
-    ],
+    clientSettings: [authentication.spec, connectTimeout.spec, reconnect.spec],
     metrics: ["heart-rate", "battery"],
     events: ["tag", "ibi", "battery"])
 
@@ -53,15 +52,15 @@ public struct E4Binding: DeviceBinding {
 
   public init(device: DeviceSpec, signals: SignalFactory) throws(ScenarioError) {
     self.device = device
-    let drain = device.settings["battery-drain"]?.number ?? 0.04
+    let drain = device.settings[Self.batteryDrain]
     let configuration = E4Configuration(
       name: device.name ?? "Empatica E4", serialNumber: device.serial ?? "A00000",
-      batteryLevel: device.settings["battery"]?.number ?? 1,
+      batteryLevel: device.settings[Self.battery],
       batteryDrain: drain == 0
         ? .none
         : E4Configuration.BatteryDrain(streamingPerHour: drain, connectedPerHour: drain / 2, idlePerHour: drain / 8),
-      ibiWarmUp: device.settings["ibi-warm-up"]?.duration?.seconds ?? 20,
-      motionThreshold: device.settings["motion-threshold"]?.number ?? 0.15)
+      ibiWarmUp: device.settings[Self.ibiWarmUp].seconds,
+      motionThreshold: device.settings[Self.motionThreshold])
     func source(_ signal: E4Signal, _ fallback: any SignalSource) throws(ScenarioError) -> any SignalSource {
       guard let spec = device.streams[signal.rawValue] else { return fallback }
       return try signals.make(
@@ -94,7 +93,7 @@ public struct E4Binding: DeviceBinding {
       return []
     case "battery":
       let wasOn = await wristband.isPoweredOn
-      await wristband.setBattery(arguments["level"]?.number ?? 1)
+      await wristband.setBattery(arguments[Self.batteryLevel])
       let isOn = await wristband.isPoweredOn
       // A wristband that is off does not advertise; charged again, it does.
       return wasOn == isOn ? [] : [isOn ? .advertise : .stopAdvertising]
@@ -106,16 +105,18 @@ public struct E4Binding: DeviceBinding {
     }
   }
 
-  public func runClient(link: any CentralLink, clock: any Clock<Duration>, observer: ClientObserver) async {
+  public func runClient(_ context: ClientContext) async {
     let id = device.id
-    let refuse = device.client["authentication"]?.text == "refuse"
-    let timeout = device.client["connect-timeout"]?.duration ?? .seconds(60)
-    let reconnect = device.client["reconnect"]?.flag ?? true
+    let observer = context.observer
+    let clock = context.clock
+    let refuse = device.client[Self.authentication] == "refuse"
+    let timeout = device.client[Self.connectTimeout]
     // Unix time for the start command, moving with the run's clock (virtual or wall).
     let origin = Date().timeIntervalSince1970.rounded()
     let elapsed = Self.stopwatch(clock)
     let api = EmpaticaAPI(
-      link: link, authenticator: refuse ? E4LocalVerifier.refusingEveryKey() : E4LocalVerifier.acceptingAnyKey,
+      link: context.link,
+      authenticator: refuse ? E4LocalVerifier.refusingEveryKey() : E4LocalVerifier.acceptingAnyKey,
       clock: clock, unixTime: { origin + elapsed().seconds })
     let authentication = await api.authenticate(apiKey: "doppel-scenario-key")
     guard authentication.success else {
@@ -128,22 +129,19 @@ public struct E4Binding: DeviceBinding {
       }
       return
     }
-    guard let manager = await find(api: api, timeout: timeout, clock: clock, observer: observer) else { return }
+    guard let manager = await find(api: api, timeout: timeout, observer: observer) else { return }
     // Set before connecting, so nothing sent is missed.
     await manager.setDelegate(E4Reporter(observer: observer, device: id, origin: origin))
-    repeat {
-      do {
+    await ClientSession(device: id, context: context, reconnect: device.client[Self.reconnect]).run(
+      connect: {
         try await manager.connect(timeout: timeout)
-        observer.event("connected", device: id)
+        return manager
+      },
+      serve: { manager in
         for await status in await manager.statusUpdates() where status == .disconnected { break }
-        if Task.isCancelled { break }
-        observer.event("disconnected", device: id)
-      } catch {
-        if Task.isCancelled { break }
-        observer.error("connecting: \(error)", device: id)
-        try? await clock.sleep(for: .seconds(1))
-      }
-    } while reconnect && !Task.isCancelled
+      },
+      // The wristband is disconnected once, below, after the run.
+      close: { _ in })
     let malformed = await manager.malformedPackets
     for _ in 0..<malformed { observer.event("malformed", device: id) }
     // Delivers what the subscriptions still hold before it returns.
@@ -151,7 +149,7 @@ public struct E4Binding: DeviceBinding {
   }
 
   /// Scans until the wristband with this device's name shows up.
-  private func find(api: EmpaticaAPI, timeout: Duration, clock: any Clock<Duration>, observer: ClientObserver) async
+  private func find(api: EmpaticaAPI, timeout: Duration, observer: ClientObserver) async
     -> E4DeviceManager?
   {
     let name = device.name ?? E4Profile.advertisedName

@@ -36,34 +36,56 @@ public struct EmStatPicoBinding: DeviceBinding {
 
     """
 
+  static let cell = Setting.choice(
+    "cell", ["resistor", "series-rc", "randles", "open"], default: "resistor",
+    help: "the simulated cell on the electrodes")
+  static let resistance = Setting.number(
+    "resistance", in: 1...1e9, default: 10_000, help: "Ω of the resistor and of the series RC")
+  static let capacitance = Setting.number("capacitance", in: 1e-12...1, default: 10e-6, help: "F of the series RC")
+  static let solutionResistance = Setting.number(
+    "solution-resistance", in: 0...1e9, default: 100, help: "Randles Rs, Ω")
+  static let chargeTransferResistance = Setting.number(
+    "charge-transfer-resistance", in: 1...1e9, default: 1_000, help: "Randles Rct, Ω")
+  static let doubleLayerCapacitance = Setting.number(
+    "double-layer-capacitance", in: 1e-12...1, default: 1e-6, help: "Randles Cdl, F")
+  static let redox = Setting.flag(
+    "redox", default: false,
+    help: "add a reversible 1 mM couple at E⁰′ = 0.2 V (faradaic current in LSV, CV and CA)")
+  static let currentNoise = Setting.number(
+    "current-noise", in: 0...0.1, default: 1e-4,
+    help: "current noise, standard deviation as a fraction of the range's full scale")
+  static let impedanceNoise = Setting.number(
+    "impedance-noise", in: 0...0.1, default: 1e-3, help: "relative impedance noise")
+  static let notificationPayload = Setting.integer(
+    "notification-payload", in: 20...244, default: 20,
+    help:
+      "most bytes a TX FIFO notification carries: 20 as PalmSens describes the module; more (within ATT_MTU − 3) for throughput runs"
+  )
+  static let outputGathering = Setting.duration(
+    "output-gathering", default: .zero,
+    help: "how long output may gather before a notification that is not full goes out (e.g. 7.5ms)")
+  static let failCode = Setting.integer("code", in: 1...0xFFFF, default: 1, help: "the error code")
+  static let script = Setting.optionalText(
+    "script",
+    help:
+      "the MethodSCRIPT to run (default: PalmSens' LSV on the 10 kΩ dummy cell; `e` and the final empty line are added when missing)"
+  )
+  static let scriptFile = Setting.optionalText(
+    "script-file", help: "a file with the MethodSCRIPT, relative to the scenario (replaces script)")
+  static let connectTimeout = Setting.duration(
+    "connect-timeout", default: .seconds(60), help: "how long to scan and connect")
+  static let reconnect = Setting.flag(
+    "reconnect", default: true,
+    help: "connect again after the link is lost and send the script again, as a user pressing play would")
+  static let abortAfter = Setting.optionalDuration("abort-after", help: "send `Z` this long after the script was sent")
+
   public static let description = DeviceDescription(
     model: "emstat-pico",
     summary: "PalmSens EmStat Pico potentiostat behind a Laird VSP service: MethodSCRIPT in, measurement packages out",
     settings: [
-      SettingSpec(
-        "cell", .choice(["resistor", "series-rc", "randles", "open"]), default: .text("resistor"),
-        help: "the simulated cell on the electrodes"),
-      SettingSpec(
-        "resistance", .number(1...1e9), default: .number(10_000), help: "Ω of the resistor and of the series RC"),
-      SettingSpec("capacitance", .number(1e-12...1), default: .number(10e-6), help: "F of the series RC"),
-      SettingSpec("solution-resistance", .number(0...1e9), default: .number(100), help: "Randles Rs, Ω"),
-      SettingSpec("charge-transfer-resistance", .number(1...1e9), default: .number(1_000), help: "Randles Rct, Ω"),
-      SettingSpec("double-layer-capacitance", .number(1e-12...1), default: .number(1e-6), help: "Randles Cdl, F"),
-      SettingSpec(
-        "redox", .flag, default: .flag(false),
-        help: "add a reversible 1 mM couple at E⁰′ = 0.2 V (faradaic current in LSV, CV and CA)"),
-      SettingSpec(
-        "current-noise", .number(0...0.1), default: .number(1e-4),
-        help: "current noise, standard deviation as a fraction of the range's full scale"),
-      SettingSpec("impedance-noise", .number(0...0.1), default: .number(1e-3), help: "relative impedance noise"),
-      SettingSpec(
-        "notification-payload", .integer(20...244), default: .integer(20),
-        help:
-          "most bytes a TX FIFO notification carries: 20 as PalmSens describes the module; more (within ATT_MTU − 3) for throughput runs"
-      ),
-      SettingSpec(
-        "output-gathering", .duration, default: .duration(.zero),
-        help: "how long output may gather before a notification that is not full goes out (e.g. 7.5ms)"),
+      cell.spec, resistance.spec, capacitance.spec, solutionResistance.spec, chargeTransferResistance.spec,
+      doubleLayerCapacitance.spec, redox.spec, currentNoise.spec, impedanceNoise.spec, notificationPayload.spec,
+      outputGathering.spec,
     ],
     streams: [
       StreamSpec(
@@ -76,24 +98,10 @@ public struct EmStatPicoBinding: DeviceBinding {
     actions: [
       ActionSpec("abort", help: "stop the running script as `Z` does: its loop ends, then `on_finished:`"),
       ActionSpec(
-        "fail",
-        parameters: [SettingSpec("code", .integer(1...0xFFFF), default: .integer(1), help: "the error code")],
+        "fail", parameters: [failCode.spec],
         help: "end the running script with an error line `!XXXX: Line 1, Col 1` (a fault mid-run)"),
     ],
-    clientSettings: [
-      SettingSpec(
-        "script", .text,
-        help:
-          "the MethodSCRIPT to run (default: PalmSens' LSV on the 10 kΩ dummy cell; `e` and the final empty line are added when missing)"
-      ),
-      SettingSpec(
-        "script-file", .text, help: "a file with the MethodSCRIPT, relative to the scenario (replaces script)"),
-      SettingSpec("connect-timeout", .duration, default: .duration(.seconds(60)), help: "how long to scan and connect"),
-      SettingSpec(
-        "reconnect", .flag, default: .flag(true),
-        help: "connect again after the link is lost and send the script again, as a user pressing play would"),
-      SettingSpec("abort-after", .duration, help: "send `Z` this long after the script was sent"),
-    ],
+    clientSettings: [script.spec, scriptFile.spec, connectTimeout.spec, reconnect.spec, abortAfter.spec],
     metrics: [
       "points", "points-per-second", "loop-points-per-second", "last-current", "last-potential", "last-z-real",
       "last-z-imaginary",
@@ -112,21 +120,19 @@ public struct EmStatPicoBinding: DeviceBinding {
   public init(device: DeviceSpec, signals: SignalFactory) throws(ScenarioError) {
     self.device = device
     let settings = device.settings
-    func number(_ key: String, _ fallback: Double) -> Double { settings[key]?.number ?? fallback }
-    let redox = settings["redox"]?.flag == true ? RedoxCouple() : nil
     let circuit: ElectrochemicalCell.Circuit
-    switch settings["cell"]?.text ?? "resistor" {
+    switch settings[Self.cell] {
     case "series-rc":
-      circuit = .seriesRC(resistance: number("resistance", 10_000), capacitance: number("capacitance", 10e-6))
+      circuit = .seriesRC(resistance: settings[Self.resistance], capacitance: settings[Self.capacitance])
     case "randles":
       circuit = .randles(
-        solutionResistance: number("solution-resistance", 100),
-        chargeTransferResistance: number("charge-transfer-resistance", 1_000),
-        doubleLayerCapacitance: number("double-layer-capacitance", 1e-6))
+        solutionResistance: settings[Self.solutionResistance],
+        chargeTransferResistance: settings[Self.chargeTransferResistance],
+        doubleLayerCapacitance: settings[Self.doubleLayerCapacitance])
     case "open":
       circuit = .open
     default:
-      circuit = .resistor(number("resistance", 10_000))
+      circuit = .resistor(settings[Self.resistance])
     }
     var background: (any SignalSource)?
     if let spec = device.streams["current"] {
@@ -135,18 +141,22 @@ public struct EmStatPicoBinding: DeviceBinding {
     pico = EmStatPico(
       configuration: EmStatPicoConfiguration(
         name: device.name ?? "EmStat Pico", serialNumber: device.serial ?? "ESPICO0001",
-        cell: ElectrochemicalCell(circuit: circuit, redox: redox), currentNoise: number("current-noise", 1e-4),
-        impedanceNoise: number("impedance-noise", 1e-3), seed: signals.seed(device: device.id, stream: "current"),
-        notificationPayload: settings["notification-payload"]?.integer ?? 20,
-        outputGathering: settings["output-gathering"]?.duration ?? .zero, backgroundCurrent: background))
-    if let file = device.client["script-file"]?.text {
+        cell: ElectrochemicalCell(circuit: circuit, redox: settings[Self.redox] ? RedoxCouple() : nil),
+        currentNoise: settings[Self.currentNoise], impedanceNoise: settings[Self.impedanceNoise],
+        seed: signals.seed(device: device.id, stream: "current"),
+        notificationPayload: settings[Self.notificationPayload], outputGathering: settings[Self.outputGathering],
+        backgroundCurrent: background))
+    if let file = device.client[Self.scriptFile] {
       let path = file.hasPrefix("/") ? file : URL(fileURLWithPath: signals.directory).appendingPathComponent(file).path
       guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+        let location = device.location
         throw ScenarioError(
-          .unreadable, file: "", line: 0, column: 0, "cannot read the MethodSCRIPT file '\(path)'")
+          .unreadable, file: location.file, line: location.line, column: location.column,
+          "cannot read the MethodSCRIPT file '\(path)' that '\(device.id)' names in 'script-file'",
+          suggestion: "the path is relative to the scenario's folder")
       }
       script = text
-    } else if let text = device.client["script"]?.text {
+    } else if let text = device.client[Self.script] {
       script = text
     } else {
       script = Self.defaultScript
@@ -164,7 +174,7 @@ public struct EmStatPicoBinding: DeviceBinding {
     case "abort":
       await pico.abortScript()
     case "fail":
-      let raw = UInt16(clamping: arguments["code"]?.integer ?? 1)
+      let raw = UInt16(clamping: arguments[Self.failCode])
       await pico.failScript(MethodScriptError.Code(rawValue: raw) ?? .unspecified)
     default:
       throw ScenarioError(.unknownReference, file: "", line: 0, column: 0, "an emstat-pico has no action '\(action)'")
@@ -172,23 +182,32 @@ public struct EmStatPicoBinding: DeviceBinding {
     return []
   }
 
-  public func runClient(link: any CentralLink, clock: any Clock<Duration>, observer: ClientObserver) async {
+  public func runClient(_ context: ClientContext) async {
     let id = device.id
-    let timeout = device.client["connect-timeout"]?.duration ?? .seconds(60)
-    let reconnect = device.client["reconnect"]?.flag ?? true
-    let abortAfter = device.client["abort-after"]?.duration
+    let observer = context.observer
+    let clock = context.clock
+    let timeout = device.client[Self.connectTimeout]
+    let abortAfter = device.client[Self.abortAfter]
     var points = 0
-    repeat {
-      let client = EmStatPicoClient(link: link, clock: clock)
-      // Answers take no virtual time in the loopback, but the work to get
-      // them takes real time: until the script runs on the device's own
-      // clock, let virtual time pass no faster than real time, so that the
-      // timeline does not jump ahead of the handshake.
-      let pacer = Self.pace(clock)
-      defer { pacer.cancel() }
-      do {
-        try await client.connect(namePrefix: device.name, timeout: timeout)
-        observer.event("connected", device: id)
+    await ClientSession(device: id, context: context, reconnect: device.client[Self.reconnect]).run(
+      connect: {
+        let client = EmStatPicoClient(link: context.link, clock: clock)
+        // Answers take no virtual time in the loopback, but the work to get
+        // them takes real time: until the script runs on the device's own
+        // clock, let virtual time pass no faster than real time, so that the
+        // timeline does not jump ahead of the handshake.
+        let pacer = Self.pace(clock)
+        do {
+          try await client.connect(namePrefix: device.name, timeout: timeout)
+        } catch {
+          pacer.cancel()
+          throw error
+        }
+        return (client, pacer)
+      },
+      serve: { connected in
+        let (client, pacer) = connected
+        defer { pacer.cancel() }
         let states = await client.states()
         let version = try await client.sendCommandVersion()
         observer.event("version", device: id, detail: version)
@@ -198,27 +217,15 @@ public struct EmStatPicoBinding: DeviceBinding {
         for await state in states {
           if case .disconnected = state { break }
         }
-        if Task.isCancelled {
-          await client.disconnect()
-          return
-        }
-        observer.event("disconnected", device: id)
-      } catch {
-        if Task.isCancelled {
-          await client.disconnect()
-          return
-        }
-        if let gatt = error as? GATTError, case .disconnected = gatt.code {
-          observer.event("disconnected", device: id, detail: "\(error)")
-        } else if case .disconnected = await client.state {
-          observer.event("disconnected", device: id, detail: "\(error)")
-        } else {
-          observer.error("\(error)", device: id)
-          await client.disconnect()
-          try? await clock.sleep(for: .seconds(1))
-        }
-      }
-    } while reconnect && !Task.isCancelled
+      },
+      linkLost: { error, connected in
+        if case .disconnected = await connected.0.state { return "\(error)" }
+        return nil
+      },
+      close: { connected in
+        connected.1.cancel()
+        await connected.0.disconnect()
+      })
   }
 
   /// Sleeps on `clock` a millisecond at a time, each after a millisecond of
@@ -232,18 +239,14 @@ public struct EmStatPicoBinding: DeviceBinding {
     }
   }
 
-  /// Sends the script and reports its output until it ends. A device error
-  /// line is reported as the event `device-error` (not a client error).
-  static func seconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-  }
-
   /// The time since this call, on `clock`.
   private static func stopwatch<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {
     let start = clock.now
     return { start.duration(to: clock.now) }
   }
 
+  /// Sends the script and reports its output until it ends. A device error
+  /// line is reported as the event `device-error` (not a client error).
   private func measure(
     _ client: EmStatPicoClient, clock: any Clock<Duration>, abortAfter: Duration?, pacer: Task<Void, Never>,
     points: inout Int, observer: ClientObserver
@@ -275,10 +278,10 @@ public struct EmStatPicoBinding: DeviceBinding {
           // package, and the sustained rate from the loop's start (`M…`) on.
           let end = elapsed()
           if end > .zero {
-            observer.metric("points-per-second", Double(points - pointsBefore) / Self.seconds(end), device: id)
+            observer.metric("points-per-second", Double(points - pointsBefore) / end.seconds, device: id)
           }
           if let loopStart, end > loopStart.time {
-            let rate = Double(points - loopStart.points) / Self.seconds(end - loopStart.time)
+            let rate = Double(points - loopStart.points) / (end - loopStart.time).seconds
             observer.metric("loop-points-per-second", rate, device: id)
           }
           observer.event("measurement-ended", device: id)

@@ -12,3 +12,31 @@ public protocol CentralLink: Sendable {
   func connect(_ peripheral: PeripheralID, timeout: Duration) async throws(GATTError)
     -> any CentralConnection
 }
+
+extension CentralLink {
+  /// Scans until the first peripheral that passes `filter` shows up, for at
+  /// most `limit` on `clock`. Throws `timeout` (naming `what`) when none
+  /// did, `notFound` when the scan ended first.
+  public func firstPeripheral(
+    matching filter: ScanFilter, within limit: Duration, clock: any Clock<Duration>, what: String = "peripheral"
+  ) async throws -> DiscoveredPeripheral {
+    try await Self.first(matching: filter, on: self, within: limit, clock: clock, what: what)
+  }
+
+  private static func first<C: Clock<Duration>>(
+    matching filter: ScanFilter, on link: Self, within limit: Duration, clock: C, what: String
+  ) async throws -> DiscoveredPeripheral {
+    try await withThrowingTaskGroup(of: DiscoveredPeripheral.self) { group in
+      group.addTask {
+        for await peripheral in link.scan(filter: filter) { return peripheral }
+        throw GATTError(.notFound, "the scan ended without a \(what)")
+      }
+      group.addTask {
+        try await clock.sleep(for: limit)
+        throw GATTError(.timeout, "no \(what) found within \(limit)")
+      }
+      defer { group.cancelAll() }
+      return try await group.next()!
+    }
+  }
+}

@@ -15,13 +15,22 @@ public final class ClientObserver: Sendable {
   private let streams = Mutex(StreamTable())
   private let elapsed: @Sendable () -> Duration
   private let progress: @Sendable (String) -> Void
+  private let live: LiveSample?
+
+  /// Receives every sample as it is reported (`doppel watch` prints them):
+  /// device, stream, time in seconds, value.
+  public typealias LiveSample = @Sendable (_ device: String, _ stream: String, _ time: Double, _ value: Double) -> Void
 
   /// - Parameters:
   ///   - clock: the run's clock; times count from now.
   ///   - progress: receives a line for each notable event (connections, errors).
-  public init(clock: any Clock<Duration>, progress: @escaping @Sendable (String) -> Void = { _ in }) {
+  ///   - live: receives every sample, when given.
+  public init(
+    clock: any Clock<Duration>, progress: @escaping @Sendable (String) -> Void = { _ in }, live: LiveSample? = nil
+  ) {
     self.elapsed = Self.stopwatch(clock)
     self.progress = progress
+    self.live = live
   }
 
   private static func stopwatch<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {
@@ -37,6 +46,7 @@ public final class ClientObserver: Sendable {
   public func sample(_ value: Double, stream: String, device: String, time: Double? = nil) {
     let time = time ?? now
     streams.withLock { $0.add(value, at: time, stream: stream, device: device) }
+    live?(device, stream, time, value)
   }
 
   /// Samples of one or more streams at once (one call to the observer for a
@@ -45,6 +55,9 @@ public final class ClientObserver: Sendable {
     let now = now
     streams.withLock { streams in
       for (value, stream, time) in batch { streams.add(value, at: time ?? now, stream: stream, device: device) }
+    }
+    if let live {
+      for (value, stream, time) in batch { live(device, stream, time ?? now, value) }
     }
   }
 

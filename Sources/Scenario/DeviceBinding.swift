@@ -10,10 +10,18 @@ public protocol DeviceBinding: Sendable {
   /// What scenarios may say about this model.
   static var description: DeviceDescription { get }
 
+  /// Client settings `doppel watch` uses unless told otherwise, for a
+  /// client that shows nothing live by default (a monitor that streams raw
+  /// data only when asked). Empty for most models.
+  static var watchSettings: [String: SettingValue] { get }
+
   /// Builds the device for `device` (settings and streams already checked
   /// against `description`), taking its streams' sources from `signals`.
   /// Throws when a source cannot be made (a recording that cannot be read).
   init(device: DeviceSpec, signals: SignalFactory) throws(ScenarioError)
+
+  /// The device entry it was built from.
+  var device: DeviceSpec { get }
 
   /// The model to host.
   var model: any PeripheralModel { get }
@@ -29,9 +37,14 @@ public protocol DeviceBinding: Sendable {
   /// (a device switched off stops advertising: `[.stopAdvertising]`).
   func perform(_ action: String, arguments: [String: SettingValue]) async throws -> [ScenarioAction]
 
-  /// Runs the device's client stack over `link` until the task is cancelled:
-  /// find the device, connect, subscribe, and report to `observer` under
-  /// `device.id` (samples, events, metrics, errors). Reconnects after a
-  /// disconnect, as the vendor's app does, unless the client settings say not to.
-  func runClient(link: any CentralLink, clock: any Clock<Duration>, observer: ClientObserver) async
+  /// Runs the device's client stack over `context.link` until the task is
+  /// cancelled: find the device, connect, subscribe, and report to
+  /// `context.observer` under `device.id` (samples, events, metrics, errors).
+  /// Reconnects after a disconnect, as the vendor's app does, unless the
+  /// client settings say not to (see ``ClientSession``).
+  func runClient(_ context: ClientContext) async
+}
+
+extension DeviceBinding {
+  public static var watchSettings: [String: SettingValue] { [:] }
 }

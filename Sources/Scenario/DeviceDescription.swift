@@ -99,3 +99,41 @@ public struct ActionSpec: Sendable {
     self.help = help
   }
 }
+
+extension [SettingSpec] {
+  /// `values` with every default of these settings filled in where `values` has none.
+  public func withDefaults(_ values: [String: SettingValue]) -> [String: SettingValue] {
+    var complete = values
+    for spec in self where complete[spec.key] == nil {
+      if let value = spec.defaultValue { complete[spec.key] = value }
+    }
+    return complete
+  }
+}
+
+extension SettingSpec {
+  /// The value `text` gives this setting (as typed on a command line), or
+  /// `nil` when it is not of the setting's kind or out of its range.
+  public func value(parsing text: String) -> SettingValue? {
+    switch kind {
+    case .number(let range):
+      guard let number = Double(text), number.isFinite, range.contains(number) else { return nil }
+      return .number(number)
+    case .integer(let range):
+      guard let number = Int(text), range.contains(number) else { return nil }
+      return .integer(number)
+    case .text:
+      return text.isEmpty ? nil : .text(text)
+    case .flag:
+      switch text.lowercased() {
+      case "true", "yes", "on", "1": return .flag(true)
+      case "false", "no", "off", "0": return .flag(false)
+      default: return nil
+      }
+    case .duration:
+      return ScenarioDuration.parse(text).map(SettingValue.duration)
+    case .choice(let choices):
+      return choices.contains(text) ? .text(text) : nil
+    }
+  }
+}

@@ -79,6 +79,10 @@ public final class LoopbackTransport: ScenarioTransport {
     }
   }
 
+  public func outsideRunTime<T: Sendable>(_ work: @Sendable () async throws -> T) async throws -> T {
+    try await virtualClock.holding(work)
+  }
+
   public func shutdown() async {
     await air.removeAll()
     ownExecutor?.shutdown()

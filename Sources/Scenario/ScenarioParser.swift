@@ -5,6 +5,12 @@ import Yams
 /// has: every problem is reported with file, line and column, and nothing is
 /// returned unless the whole file is valid.
 public struct ScenarioParser: Sendable {
+  /// The candidate nearest to `word`, when it is near enough to be a likely
+  /// misspelling of it (for "did you mean" suggestions).
+  public static func closest(to word: String, in candidates: [String]) -> String? {
+    ScenarioDocument.closest(to: word, in: candidates)
+  }
+
   /// The device models scenarios may use.
   public var models: [DeviceDescription]
 

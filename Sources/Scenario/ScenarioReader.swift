@@ -110,6 +110,9 @@ struct ScenarioReader {
       default: break
       }
     }
+    // Every declared default is filled in: a binding reads complete settings.
+    device.settings = description.settings.withDefaults(device.settings)
+    device.client = description.clientSettings.withDefaults(device.client)
     return device
   }
 

@@ -106,11 +106,13 @@ public struct ScenarioRunner: Sendable {
       }
       if mode == .endToEnd {
         for device in running {
-          let link = try await transport.centralLink(for: device.spec)
+          let context = ClientContext(
+            link: try await transport.centralLink(for: device.spec), clock: clock, observer: observer,
+            transport: transport)
           let binding = device.binding
           tasks.append(
             Task(executorPreference: Task.currentExecutorPreference) {
-              await binding.runClient(link: link, clock: clock, observer: observer)
+              await binding.runClient(context)
             })
         }
       }

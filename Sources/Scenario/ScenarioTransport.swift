@@ -25,10 +25,19 @@ public protocol ScenarioTransport: Sendable {
 
   /// Releases what the transport holds (bus connections, the loopback air).
   func shutdown() async
+
+  /// Runs `work`, which takes no scenario time but waits on something outside
+  /// the run (a server starting on threads of its own). A virtual clock
+  /// stands still meanwhile; a wall clock just runs on.
+  func outsideRunTime<T: Sendable>(_ work: @Sendable () async throws -> T) async throws -> T
 }
 
 extension ScenarioTransport {
   public var executor: (any TaskExecutor)? { nil }
+
+  public func outsideRunTime<T: Sendable>(_ work: @Sendable () async throws -> T) async throws -> T {
+    try await work()
+  }
 }
 
 /// A device being hosted by a transport.

@@ -1,13 +1,18 @@
 import ArgumentParser
-import BlueZ
-import DBus
+import DoppelKit
 
 /// `doppel advertise MODEL`: host one emulated device until interrupted.
 struct AdvertiseCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
-    commandName: "advertise", abstract: "Host an emulated device on a Bluetooth adapter until interrupted (Ctrl-C).")
+    commandName: "advertise",
+    abstract: "Host an emulated device on a Bluetooth adapter until interrupted (Ctrl-C).",
+    discussion: """
+      Each model takes its own settings as options, the same keys as a scenario's `config:`:
 
-  @Argument(help: "The device model (see `doppel devices`).")
+      \(SettingArguments.help(\.settings))
+      """)
+
+  @Argument(help: "The device model (\(DeviceCatalog.models.joined(separator: ", "))).")
   var model: String
 
   @Option(help: "The adapter to host it on: hci name or address (default: the first).")
@@ -16,20 +21,51 @@ struct AdvertiseCommand: AsyncParsableCommand {
   @Option(help: "Stop after this many seconds (default: run until interrupted).")
   var duration: Double?
 
-  @OptionGroup var device: DeviceOptions
+  @Option(help: "The advertised name (default: the model's own).")
+  var name: String?
+
+  @Option(help: "The serial number, for models that have one.")
+  var serial: String?
+
+  @Option(help: "Seed for the device's noise and random signals.")
+  var seed: UInt64 = 1
+
+  @Argument(
+    parsing: .allUnrecognized,
+    help: ArgumentHelp("The model's settings: --KEY VALUE (see below).", valueName: "settings"))
+  var settings: [String] = []
+
+  func validate() throws {
+    guard let binding = DeviceCatalog.binding(for: model) else {
+      let suggestion = ScenarioParser.closest(to: model, in: DeviceCatalog.models).map { " (did you mean '\($0)'?)" }
+      throw ValidationError(
+        "unknown device model '\(model)'\(suggestion ?? ""); known models: "
+          + DeviceCatalog.models.joined(separator: ", "))
+    }
+    _ = try SettingArguments.parse(settings, specs: binding.description.settings, model: model)
+    if let name, name.isEmpty || name.utf8.count > 29 { throw ValidationError("--name must be 1…29 bytes") }
+    if let duration, !(duration > 0) { throw ValidationError("--duration must be a positive number of seconds") }
+  }
 
   func run() async throws {
-    let entry = try DeviceModelCatalog.entry(model)
-    let bus = try await DBusConnection.connect(to: .system)
-    let adapter = try await BluetoothAdapter.find(self.adapter, on: bus)
-    try await adapter.powerOn(on: bus)
-    let peripheral = try await BlueZPeripheral.host(
-      entry.make(device.configuration), on: adapter, bus: bus, name: "advertise0")
-    let name = peripheral.model.advertisement.localName ?? model
-    print("hosting \(model) as \"\(name)\" on \(adapter); Ctrl-C stops")
+    let specs = DeviceCatalog.binding(for: model)?.description.settings ?? []
+    let binding = try DeviceCatalog.makeBinding(
+      model: model, name: name, serial: serial, adapter: adapter,
+      settings: try SettingArguments.parse(settings, specs: specs, model: model), seed: seed)
+    let transport = BlueZTransport(adapters: adapter.map { [$0] })
+    let hosted: any HostedDevice
+    do {
+      hosted = try await transport.host(binding.model, device: binding.device)
+    } catch {
+      await transport.shutdown()
+      throw error
+    }
+    let name = binding.model.advertisement.localName ?? model
+    let hostAdapter = await transport.hostAdapter(for: binding.device.id) ?? "?"
+    print("hosting \(model) as \"\(name)\" on \(hostAdapter); Ctrl-C stops")
     await Interruption.wait(upTo: duration)
-    await peripheral.stop()
-    await bus.close()
+    await hosted.stop()
+    await transport.shutdown()
     print("stopped")
   }
 }

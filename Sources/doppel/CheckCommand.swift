@@ -1,6 +1,5 @@
 import ArgumentParser
 import DoppelKit
-import Scenario
 
 /// `doppel check FILE...`: validate scenario files.
 struct CheckCommand: ParsableCommand {
@@ -23,7 +22,9 @@ struct CheckCommand: ParsableCommand {
         // Building the devices reads their recordings: a missing or malformed one is found here too.
         let signals = SignalFactory(scenario: scenario)
         for device in scenario.devices {
-          guard let binding = DeviceCatalog.bindings.first(where: { $0.description.model == device.model }) else { continue }
+          guard let binding = DeviceCatalog.bindings.first(where: { $0.description.model == device.model }) else {
+            continue
+          }
           _ = try binding.init(device: device, signals: signals)
         }
         print(

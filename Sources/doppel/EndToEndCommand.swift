@@ -1,7 +1,6 @@
 import ArgumentParser
 import DoppelKit
 import Foundation
-import Scenario
 
 /// `doppel e2e FILE`: a scenario's devices and their client stacks, with the
 /// scenario's expectations checked.

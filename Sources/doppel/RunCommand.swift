@@ -1,6 +1,5 @@
 import ArgumentParser
 import DoppelKit
-import Scenario
 
 /// `doppel run FILE`: host a scenario's devices and play its timeline.
 struct RunCommand: AsyncParsableCommand {

@@ -1,8 +1,6 @@
 import ArgumentParser
 import DoppelKit
 import Foundation
-import GATT
-import Scenario
 
 /// Options shared by `doppel run` and `doppel e2e`.
 struct ScenarioOptions: ParsableArguments {

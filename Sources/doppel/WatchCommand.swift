@@ -1,60 +1,98 @@
 import ArgumentParser
-import BlendMicroClient
-import BlueZ
-import DBus
-import GATT
+import DoppelKit
+import Foundation
 
-/// `doppel watch`: the central side: find a device, connect, print its data live.
+/// `doppel watch`: the central side: find a device, connect with the
+/// model's client stack, and print its decoded data live.
 struct WatchCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
-    commandName: "watch", abstract: "Find an emulated (or real) device, connect, and print its decoded data live.")
+    commandName: "watch",
+    abstract: "Find an emulated (or real) device, connect with its client stack, and print its decoded data live.",
+    discussion: """
+      Prints one line per sample (seconds, stream, value) and the client's events as they come; at the end, \
+      what was received per stream. Each model's client takes its own settings as options, the same keys as a \
+      scenario's `client:`:
 
-  @Option(help: "The adapter to scan from: hci name or address (default: the first).")
+      \(SettingArguments.help(\.clientSettings))
+      """)
+
+  @Option(help: "The adapter to scan from: hci name or address (default: the first that hosts no device).")
   var adapter: String?
 
-  @Option(help: "The device model to look for (\(DeviceModelCatalog.names.joined(separator: ", "))).")
+  @Option(help: "The device model to look for (\(DeviceCatalog.models.joined(separator: ", "))).")
   var model: String = "blend-micro"
 
   @Option(help: "Only devices whose name starts with this.")
   var name: String?
 
-  @Option(help: "Stop after this many seconds (default: until the device disconnects or Ctrl-C).")
+  @Option(help: "The serial number to connect to, for models whose SDK connects by serial (actigraph-link).")
+  var serial: String?
+
+  @Option(help: "Stop after this many seconds (default: until Ctrl-C).")
   var duration: Double?
 
-  @Option(help: "Give up finding and connecting after this many seconds.")
-  var connectTimeout: Double = 60
+  @Argument(
+    parsing: .allUnrecognized,
+    help: ArgumentHelp("The model's client settings: --KEY VALUE (see below).", valueName: "client-settings"))
+  var clientSettings: [String] = []
+
+  func validate() throws {
+    guard let binding = DeviceCatalog.binding(for: model) else {
+      let suggestion = ScenarioParser.closest(to: model, in: DeviceCatalog.models).map { " (did you mean '\($0)'?)" }
+      throw ValidationError(
+        "unknown device model '\(model)'\(suggestion ?? ""); known models: "
+          + DeviceCatalog.models.joined(separator: ", "))
+    }
+    _ = try SettingArguments.parse(clientSettings, specs: binding.description.clientSettings, model: model)
+    if let duration, !(duration > 0) { throw ValidationError("--duration must be a positive number of seconds") }
+  }
 
   func run() async throws {
-    _ = try DeviceModelCatalog.entry(model)
-    let bus = try await DBusConnection.connect(to: .system)
-    let adapter = try await BluetoothAdapter.find(self.adapter, on: bus)
-    try await adapter.powerOn(on: bus)
-    let client = BlendMicroClient(link: BlueZCentral(adapter: adapter, bus: bus))
-    print("scanning on \(adapter) for \(model)…")
-    let found = try await client.connect(namePrefix: name, timeout: .seconds(connectTimeout))
-    print("connected to \(found.name ?? "?") (\(found.id)), rssi \(found.rssi)")
-    let readings = try await client.readings()
-    let printer = Task {
-      var count = 0
-      for try await reading in readings {
-        count += 1
-        switch reading {
-        case .sample(let sample): print("\(sample.time)\t\(sample.amplitude)")
-        case .malformed(let bytes, let time): print("\(time)\tMALFORMED \(bytes)")
-        }
-      }
-      return count
+    let specs = DeviceCatalog.binding(for: model)?.description.clientSettings ?? []
+    let binding = try DeviceCatalog.makeBinding(
+      model: model, name: name, serial: serial,
+      client: try SettingArguments.parse(clientSettings, specs: specs, model: model),
+      directory: FileManager.default.currentDirectoryPath)
+    let transport = BlueZTransport(centralAdapters: adapter.map { [$0] })
+    let link: any CentralLink
+    do {
+      link = try await transport.centralLink(for: binding.device)
+    } catch {
+      await transport.shutdown()
+      throw error
     }
-    let limit = Task {
-      await Interruption.wait(upTo: duration)
-      printer.cancel()
+    let scanner = await transport.clientAdapter(for: binding.device.id)?.name ?? adapter ?? "?"
+    Self.emit("scanning on \(scanner) for \(model)\(name.map { " named \($0)" } ?? "")…")
+    let observer = ClientObserver(
+      clock: transport.clock, progress: Self.emit,
+      live: { _, stream, time, value in Self.emit(String(format: "%10.3f\t%@\t%.9g", time, stream, value)) })
+    let client = Task {
+      await binding.runClient(ClientContext(link: link, clock: transport.clock, observer: observer))
     }
-    let outcome = await printer.result
-    limit.cancel()
-    await client.disconnect()
-    await bus.close()
-    if case .failure(let error) = outcome, !(error is CancellationError) {
-      throw ValidationError("the stream ended: \(error)")
+    await Interruption.wait(upTo: duration)
+    client.cancel()
+    await client.value
+    await transport.shutdown()
+    let observed = observer.observations[binding.device.id] ?? DeviceObservations()
+    print("received:")
+    for (stream, statistics) in observed.streams.sorted(by: { $0.key < $1.key }) {
+      print(
+        "  \(stream): \(statistics.count) samples"
+          + (statistics.rate.map { String(format: ", %.1f/s", $0) } ?? "")
+          + (statistics.mean.map { String(format: ", mean %.6g", $0) } ?? ""))
     }
+    for (event, count) in observed.events.sorted(by: { $0.key < $1.key }) { print("  \(event): \(count)") }
+    for (metric, value) in observed.metrics.sorted(by: { $0.key < $1.key }) {
+      print(String(format: "  %@ = %.6g", metric, value))
+    }
+    if observed.events["connected", default: 0] == 0 {
+      printError("doppel watch: never connected to a \(model)" + (observed.errors.first.map { ": \($0)" } ?? ""))
+      throw ExitCode(1)
+    }
+  }
+
+  /// Writes a line at once, unbuffered, so a pipe sees it live.
+  private static func emit(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
   }
 }

@@ -40,9 +40,10 @@ import struct Scenario.SourceLocation
     #expect(device.serial == nil)
     #expect(device.adapter == nil)
     #expect(device.advertisesAtStart)
-    #expect(device.settings.isEmpty)
+    // The parser fills in every declared default: bindings read complete settings.
+    #expect(device.settings == ["sample-rate": .number(100), "heart-rate": .number(72)])
     #expect(device.streams.isEmpty)
-    #expect(device.client.isEmpty)
+    #expect(device.client == ["connect-timeout": .duration(.seconds(60)), "reconnect": .flag(true)])
     #expect(device.location == at(3, 5, in: "Scenarios/minimal.yaml"))
     #expect(scenario.device("ecg")?.model == "blend-micro")
     #expect(scenario.device("nope") == nil)

@@ -40,11 +40,7 @@ public actor BlendMicroClient {
   public func connect(namePrefix: String? = nil, timeout: Duration) async throws -> DiscoveredPeripheral {
     set(.scanning)
     let filter = ScanFilter(serviceUUIDs: [Self.uartService], namePrefix: namePrefix)
-    let link = self.link
-    let found = try await Self.withTimeout(timeout, clock: clock) {
-      for await peripheral in link.scan(filter: filter) { return peripheral }
-      throw GATTError(.notFound, "the scan ended without a Blend Micro")
-    }
+    let found = try await link.firstPeripheral(matching: filter, within: timeout, clock: clock, what: "Blend Micro")
     set(.connecting)
     let connection = try await link.connect(found.id, timeout: timeout)
     self.connection = connection
@@ -106,19 +102,5 @@ public actor BlendMicroClient {
   /// Disconnects.
   public func disconnect() async {
     await connection?.disconnect()
-  }
-
-  private static func withTimeout<T: Sendable, C: Clock<Duration>>(
-    _ limit: Duration, clock: C, _ body: @escaping @Sendable () async throws -> T
-  ) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-      group.addTask { try await body() }
-      group.addTask {
-        try await clock.sleep(for: limit)
-        throw GATTError(.timeout, "no Blend Micro found within \(limit)")
-      }
-      defer { group.cancelAll() }
-      return try await group.next()!
-    }
   }
 }

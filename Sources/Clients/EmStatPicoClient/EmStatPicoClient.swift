@@ -88,10 +88,11 @@ public actor EmStatPicoClient {
   public func connect(namePrefix: String? = nil, timeout: Duration) async throws -> DiscoveredPeripheral {
     set(.scanning)
     let filter = ScanFilter(serviceUUIDs: [Self.vspService], namePrefix: namePrefix)
-    let link = self.link
-    let found = try await Self.withTimeout(timeout, clock: clock) {
-      for await peripheral in link.scan(filter: filter) { return peripheral }
-      throw EmStatPicoClientError(.timeout, "the scan ended without a VSP device")
+    let found: DiscoveredPeripheral
+    do {
+      found = try await link.firstPeripheral(matching: filter, within: timeout, clock: clock, what: "VSP device")
+    } catch let error as GATTError {
+      throw EmStatPicoClientError(.timeout, error.message)
     }
     set(.connecting)
     let connection = try await link.connect(found.id, timeout: timeout)
@@ -406,19 +407,5 @@ public actor EmStatPicoClient {
     guard let waiter, waiter.id == id else { return }
     self.waiter = nil
     waiter.continuation.resume(throwing: EmStatPicoClientError(.timeout, "no answer from the device in time"))
-  }
-
-  private static func withTimeout<T: Sendable, C: Clock<Duration>>(
-    _ limit: Duration, clock: C, _ body: @escaping @Sendable () async throws -> T
-  ) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-      group.addTask { try await body() }
-      group.addTask {
-        try await clock.sleep(for: limit)
-        throw EmStatPicoClientError(.timeout, "no VSP device found within \(limit)")
-      }
-      defer { group.cancelAll() }
-      return try await group.next()!
-    }
   }
 }
