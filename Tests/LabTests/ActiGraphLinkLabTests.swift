@@ -100,7 +100,12 @@ extension LabTests {
               Double(records.count) / seconds))
         }
         await sdk.disconnectFromDevice()
-        #expect(log.messages.last.map { if case .deviceDisconnected = $0.value { true } else { false } } == true)
+        // The SDK delivers its messages on a stream: the last one may still be on its way.
+        let disconnected = { (message: AGMessage?) in
+          message.map { if case .deviceDisconnected = $0.value { true } else { false } } == true
+        }
+        try await wait(10) { disconnected($0.last) }
+        #expect(disconnected(log.messages.last), "\(log.messages.suffix(3).map(\.json))")
       }
     }
 
