@@ -181,6 +181,7 @@ public actor ActiGraphLink: PeripheralModel {
     }
     switch kind {
     case .getStatus:
+      host?.firmwareEvent(Self.requestName(kind), detail: "answered")
       await post(LinkMessage(.status, statusPayload()))
     case .setRawStream:
       guard !refusingConfiguration, message.payload.count == 1, message.payload[0] <= 1 else {
@@ -221,8 +222,24 @@ public actor ActiGraphLink: PeripheralModel {
 
   private func answer(_ command: UInt8, _ result: LinkMessage.Result) async {
     answers.append(result)
+    let request = LinkMessage.Kind(rawValue: command).map(Self.requestName) ?? "unknown-request"
+    host?.firmwareEvent(request, detail: "\(result)")
     await post(LinkMessage(.acknowledge, [command, result.rawValue]))
   }
+
+  /// A request's name in device-side observations (`firmware-event`).
+  static func requestName(_ kind: LinkMessage.Kind) -> String {
+    switch kind {
+    case .getStatus: "get-status"
+    case .setRawStream: "set-raw-stream"
+    case .setIMU: "set-imu"
+    case .downloadEpochs: "download-epochs"
+    default: "unknown-request"
+    }
+  }
+
+  /// The names ``requestName(_:)`` gives.
+  public static let requestNames = ["get-status", "set-raw-stream", "set-imu", "download-epochs", "unknown-request"]
 
   private func statusPayload() -> [UInt8] {
     var payload: [UInt8] = [UInt8((batteryLevel * 100).rounded())]

@@ -315,6 +315,15 @@ public actor E4: PeripheralModel {
     async throws(ATTError)
   {
     guard characteristic == Self.command else { throw .writeNotPermitted }
+    do {
+      try await command(value)
+    } catch {
+      host?.firmwareEvent("refused-command", detail: "\(value.count) bytes: \(error)")
+      throw error
+    }
+  }
+
+  private func command(_ value: [UInt8]) async throws(ATTError) {
     guard let opcode = value.first else { throw .invalidAttributeValueLength }
     switch opcode {
     case E4Packet.startCommand:
@@ -324,10 +333,12 @@ public actor E4: PeripheralModel {
       guard milliseconds < 1000 else { throw .valueNotAllowed }
       guard isPoweredOn else { throw .unlikelyError }
       await startSession(at: Double(seconds) + Double(milliseconds) / 1000)
+      host?.firmwareEvent("start-streaming", detail: "device clock set to Unix time \(seconds)")
     case E4Packet.stopCommand:
       guard value.count == 1 else { throw .invalidAttributeValueLength }
       settleBattery()
       endSession()
+      host?.firmwareEvent("stop-streaming", detail: "")
     default:
       throw Self.unknownCommand
     }

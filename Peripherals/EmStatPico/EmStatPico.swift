@@ -270,12 +270,14 @@ public actor EmStatPico: PeripheralModel {
     case .running:
       // While a script runs the firmware listens only for an abort.
       if line == "Z" {
+        host?.firmwareEvent("abort", detail: "Z while a script runs")
         emit("Z")
         abortSignal.set()
       }
     case .idle:
       guard let command = line.first else { return }
       commands.append(line)
+      host?.firmwareEvent("command", detail: line)
       if line.count > Self.maximumLineLength {
         fail(command, .lineTooLong)
         return
@@ -309,9 +311,11 @@ public actor EmStatPico: PeripheralModel {
     switch MethodScriptParser().parse(lines) {
     case .failure(let error):
       lastError = error
+      host?.firmwareEvent("script-refused", detail: "!" + error.text)
       emit("!" + error.text)
     case .success(let script):
       guard let host else { return }
+      host.firmwareEvent("script", detail: "\(lines.count) lines accepted")
       mode = .running
       scriptsStarted += 1
       let abort = AbortSignal()

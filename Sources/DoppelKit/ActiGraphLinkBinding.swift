@@ -60,7 +60,8 @@ public struct ActiGraphLinkBinding: DeviceBinding {
       scan.spec, connectTwice.spec, configuration.spec, downloadFrom.spec, downloadTo.spec, streamRaw.spec,
     ],
     metrics: ["records", "progress", "error-code", "battery", "records-per-second"],
-    events: ["device-found", "configured", "download-started", "download-completed", "status", "sdk-error"])
+    events: ["device-found", "configured", "download-started", "download-completed", "status", "sdk-error"],
+    firmwareEvents: ActiGraphLink.requestNames)
 
   /// `doppel watch` streams raw acceleration (until stopped).
   public static var watchSettings: [String: SettingValue] { [streamRaw.key: .duration(.seconds(24 * 3600))] }

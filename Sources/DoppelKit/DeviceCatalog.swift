@@ -11,7 +11,15 @@ public enum DeviceCatalog {
     EmStatPicoBinding.self,
   ]
 
-  public static var descriptions: [DeviceDescription] { bindings.map { $0.description } }
+  /// What scenarios may say about each model, with the characteristics of
+  /// its profile (built once with default settings).
+  public static let descriptions: [DeviceDescription] = bindings.map { type in
+    var description = type.description
+    if let binding = try? makeBinding(type, device: defaultDevice(type)) {
+      description.characteristics = binding.model.profile.characteristicKeys
+    }
+    return description
+  }
 
   /// The models' names, in catalog order.
   public static var models: [String] { descriptions.map(\.model) }
@@ -46,6 +54,19 @@ public enum DeviceCatalog {
       settings: description.settings.withDefaults(settings),
       client: description.clientSettings.withDefaults(type.watchSettings.merging(client) { $1 }),
       location: SourceLocation(file: "<command line>", line: 0, column: 0))
-    return try type.init(device: spec, signals: SignalFactory(seed: seed, directory: directory))
+    return try makeBinding(type, device: spec, seed: seed, directory: directory)
+  }
+
+  private static func makeBinding(
+    _ type: any DeviceBinding.Type, device: DeviceSpec, seed: UInt64 = 1, directory: String = "."
+  ) throws(ScenarioError) -> any DeviceBinding {
+    try type.init(device: device, signals: SignalFactory(seed: seed, directory: directory))
+  }
+
+  private static func defaultDevice(_ type: any DeviceBinding.Type) -> DeviceSpec {
+    let description = type.description
+    return DeviceSpec(
+      id: "device", model: description.model, settings: description.settings.withDefaults([:]),
+      client: description.clientSettings.withDefaults([:]))
   }
 }

@@ -43,7 +43,8 @@ public struct E4Binding: DeviceBinding {
     ],
     clientSettings: [authentication.spec, connectTimeout.spec, reconnect.spec],
     metrics: ["heart-rate", "battery"],
-    events: ["tag", "ibi", "battery"])
+    events: ["tag", "ibi", "battery"],
+    firmwareEvents: ["start-streaming", "stop-streaming", "refused-command"])
 
   public let device: DeviceSpec
   let wristband: E4

@@ -109,7 +109,8 @@ public struct EmStatPicoBinding: DeviceBinding {
     events: [
       "version", "script-sent", "measurement-started", "measurement-ended", "script-ended", "aborted", "overload",
       "device-error",
-    ])
+    ],
+    firmwareEvents: ["command", "script", "script-refused", "abort"])
 
   public let device: DeviceSpec
   let pico: EmStatPico

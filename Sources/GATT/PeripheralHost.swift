@@ -33,4 +33,15 @@ public protocol PeripheralHost: Sendable {
   /// sees `.remote`; the model gets `centralDisconnected(_:reason: .local)`
   /// after this returns (never during it).
   func disconnect(_ central: CentralID) async
+
+  /// Notes something the firmware understood the central to do — a command,
+  /// a script and the firmware's verdict on it, a request — by a name from
+  /// the model's own vocabulary (`start-streaming`, `script`, …). Scenario
+  /// runs record these as device-side observations (`firmware-event`
+  /// expectations); a host that records nothing ignores them.
+  func firmwareEvent(_ name: String, detail: String)
+}
+
+extension PeripheralHost {
+  public func firmwareEvent(_ name: String, detail: String) {}
 }

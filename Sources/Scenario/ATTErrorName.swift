@@ -1,4 +1,5 @@
 import GATT
+import Foundation
 
 /// ATT error names as scenarios write them (`write-not-permitted`, …).
 enum ATTErrorName {
@@ -14,4 +15,9 @@ enum ATTErrorName {
   static var names: [String] { table.map(\.name) }
 
   static func code(_ name: String) -> UInt8? { table.first { $0.name == name }?.code }
+
+  /// The error's name, or its code in hex for an application error without one.
+  static func describe(_ error: ATTError) -> String {
+    table.first { $0.code == error.code }?.name ?? String(format: "0x%02x", error.code)
+  }
 }

@@ -18,10 +18,17 @@ public struct DeviceDescription: Sendable {
   /// Events the client can report, for `event` expectations (beside
   /// `connected`, `disconnected` and `malformed`, which every client has).
   public var events: [String]
+  /// The characteristics' keys (`uart-tx`, `bvp`, …), for device-side
+  /// expectations and `after: subscribed` triggers; empty when not known.
+  public var characteristics: [String]
+  /// What the firmware reports understanding (`start-streaming`, `script`, …),
+  /// for `firmware-event` expectations.
+  public var firmwareEvents: [String]
 
   public init(
     model: String, summary: String, settings: [SettingSpec] = [], streams: [StreamSpec] = [],
-    actions: [ActionSpec] = [], clientSettings: [SettingSpec] = [], metrics: [String] = [], events: [String] = []
+    actions: [ActionSpec] = [], clientSettings: [SettingSpec] = [], metrics: [String] = [], events: [String] = [],
+    characteristics: [String] = [], firmwareEvents: [String] = []
   ) {
     self.model = model
     self.summary = summary
@@ -31,6 +38,8 @@ public struct DeviceDescription: Sendable {
     self.clientSettings = clientSettings
     self.metrics = metrics
     self.events = events
+    self.characteristics = characteristics
+    self.firmwareEvents = firmwareEvents
   }
 
   /// The events every client reports.

@@ -1,8 +1,14 @@
 import Foundation
 
-/// Judges an expectation against what a client observed.
+/// Judges an expectation against what a client observed, or what the device
+/// saw its central do.
 enum ExpectationCheck {
-  static func evaluate(_ expectation: Expectation, _ observed: DeviceObservations?) -> ScenarioReport.Result {
+  static func evaluate(_ expectation: Expectation, _ observed: DeviceObservations?, _ activity: CentralActivity?)
+    -> ScenarioReport.Result
+  {
+    if expectation.check.isDeviceSide {
+      return CentralActivityCheck.evaluate(expectation, activity ?? CentralActivity())
+    }
     let observed = observed ?? DeviceObservations()
     func result(_ passed: Bool, _ saw: String, _ wanted: String) -> ScenarioReport.Result {
       ScenarioReport.Result(expectation: expectation, passed: passed, observed: saw, expected: wanted)
@@ -73,6 +79,9 @@ enum ExpectationCheck {
     case .noErrors:
       let count = observed.errors.count + observed.moreErrors
       return result(count == 0, count == 0 ? "no errors" : "\(count) errors, first: \(observed.errors[0])", "no errors")
+    case .centralConnected, .centralSubscribed, .centralWrote, .centralReconnected, .centralStayedSubscribed,
+      .noATTErrors, .firmwareEvent:
+      return CentralActivityCheck.evaluate(expectation, activity ?? CentralActivity())
     }
   }
 }

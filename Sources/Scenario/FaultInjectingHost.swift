@@ -5,6 +5,8 @@ import GATT
 struct FaultInjectingHost: PeripheralHost {
   let base: any PeripheralHost
   let faults: FaultPlan
+  /// Where the firmware's events go (device-side observations).
+  let activity: CentralActivityRecorder
 
   var clock: any Clock<Duration> { base.clock }
 
@@ -38,4 +40,6 @@ struct FaultInjectingHost: PeripheralHost {
   func mtu(for central: CentralID) async -> Int? { await base.mtu(for: central) }
 
   func disconnect(_ central: CentralID) async { await base.disconnect(central) }
+
+  func firmwareEvent(_ name: String, detail: String) { activity.firmwareEvent(name, detail: detail) }
 }

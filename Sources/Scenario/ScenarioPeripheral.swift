@@ -2,26 +2,37 @@ import GATT
 
 /// A device model as a scenario hosts it: the model behind the scenario's
 /// faults (refused connections, late answers, refused writes), reporting what
-/// happens on the link to the timeline (`after: connected`, …).
+/// happens on the link to the timeline (`after: connected`, …) and recording
+/// what the central did (``CentralActivity``).
 actor ScenarioPeripheral: PeripheralModel {
   /// A link event the timeline can wait for.
-  enum LinkEvent: String, Sendable {
-    case connected
-    case disconnected
-    case subscribed
+  struct LinkEvent: Sendable, Hashable {
+    /// `connected`, `disconnected` or `subscribed`.
+    var name: String
+    /// The characteristic's key, for `subscribed`.
+    var characteristic: String?
+
+    static let connected = LinkEvent(name: "connected")
+    static let disconnected = LinkEvent(name: "disconnected")
+    static func subscribed(_ characteristic: String) -> LinkEvent {
+      LinkEvent(name: "subscribed", characteristic: characteristic)
+    }
   }
 
   nonisolated let model: any PeripheralModel
   nonisolated let faults: FaultPlan
+  /// What the centrals did to this device.
+  nonisolated let activity: CentralActivityRecorder
   private var listeners: [AsyncStream<LinkEvent>.Continuation] = []
   private var host: (any PeripheralHost)?
 
   nonisolated var profile: GATTProfile { model.profile }
   nonisolated var advertisement: AdvertisementData { model.advertisement }
 
-  init(model: any PeripheralModel, faults: FaultPlan) {
+  init(model: any PeripheralModel, faults: FaultPlan, activity: CentralActivityRecorder) {
     self.model = model
     self.faults = faults
+    self.activity = activity
   }
 
   /// A new stream of link events from now on; it finishes when hosting stops.
@@ -39,7 +50,7 @@ actor ScenarioPeripheral: PeripheralModel {
   var faultyHost: (any PeripheralHost)? { host }
 
   func start(host: any PeripheralHost) async {
-    let faulty = FaultInjectingHost(base: host, faults: faults)
+    let faulty = FaultInjectingHost(base: host, faults: faults, activity: activity)
     self.host = faulty
     await model.start(host: faulty)
   }
@@ -52,6 +63,7 @@ actor ScenarioPeripheral: PeripheralModel {
   }
 
   func centralConnected(_ central: CentralID) async {
+    activity.connected(central)
     report(.connected)
     await model.centralConnected(central)
     if !faults.acceptsConnections, let host {
@@ -61,30 +73,52 @@ actor ScenarioPeripheral: PeripheralModel {
   }
 
   func centralDisconnected(_ central: CentralID, reason: DisconnectReason) async {
+    activity.disconnected(central, reason: reason)
     report(.disconnected)
     await model.centralDisconnected(central, reason: reason)
   }
 
   func mtuChanged(_ mtu: Int, central: CentralID) async {
+    activity.mtu(mtu, central: central)
     await model.mtuChanged(mtu, central: central)
   }
 
   func subscriptionChanged(characteristic: CharacteristicAddress, central: CentralID, subscribed: Bool) async {
-    if subscribed { report(.subscribed) }
+    let key = profile.characteristicKey(at: characteristic)
+    activity.subscription(key, subscribed: subscribed)
+    if subscribed { report(.subscribed(key)) }
     await model.subscriptionChanged(characteristic: characteristic, central: central, subscribed: subscribed)
   }
 
   func read(characteristic: CharacteristicAddress, offset: Int, central: CentralID) async throws(ATTError) -> [UInt8] {
     await answerLate()
-    return try await model.read(characteristic: characteristic, offset: offset, central: central)
+    do {
+      let value = try await model.read(characteristic: characteristic, offset: offset, central: central)
+      if offset == 0 { activity.access(.read, profile.characteristicKey(at: characteristic), bytes: [], error: nil) }
+      return value
+    } catch {
+      activity.access(.read, profile.characteristicKey(at: characteristic), bytes: [], error: error)
+      throw error
+    }
   }
 
   func write(characteristic: CharacteristicAddress, value: [UInt8], type: WriteType, central: CentralID)
     async throws(ATTError)
   {
     await answerLate()
-    if let error = faults.nextWriteRejection() { throw error }
-    try await model.write(characteristic: characteristic, value: value, type: type, central: central)
+    let kind: CentralActivity.Access.Kind = type == .withResponse ? .write : .writeWithoutResponse
+    let key = profile.characteristicKey(at: characteristic)
+    if let error = faults.nextWriteRejection() {
+      activity.access(kind, key, bytes: value, error: error)
+      throw error
+    }
+    do {
+      try await model.write(characteristic: characteristic, value: value, type: type, central: central)
+      activity.access(kind, key, bytes: value, error: nil)
+    } catch {
+      activity.access(kind, key, bytes: value, error: error)
+      throw error
+    }
   }
 
   private func answerLate() async {

@@ -392,7 +392,7 @@ struct ScenarioReader {
         among: actions.map(\.name))
       return nil
     }
-    var allowed = ["at", "after", "delay", "device", "do"] + spec.parameters.map(\.key)
+    var allowed = ["at", "after", "delay", "characteristic", "device", "do"] + spec.parameters.map(\.key)
     if actionName == "set-stream" { allowed.append("source") }
     let required =
       Self.requiredParameters[actionName]
@@ -424,12 +424,29 @@ struct ScenarioReader {
         return nil
       }
       let delay = fields["delay"].flatMap { document.duration($0, "'delay'", allowZero: true) } ?? .zero
-      trigger = .after(event: event, device: id, delay: delay, count: 1)
+      var characteristic: String?
+      if let node = fields["characteristic"] {
+        guard event == "subscribed" else {
+          document.fail(
+            .invalidValue, at: node, "'characteristic' goes with 'after: subscribed'",
+            suggestion: "remove it, or wait for 'subscribed'")
+          return nil
+        }
+        guard let device, let name = self.characteristic(node, of: device, description: description) else {
+          return nil
+        }
+        characteristic = name
+      }
+      trigger = .after(event: event, device: id, characteristic: characteristic, delay: delay, count: 1)
     case (nil, nil):
       document.fail(.missingKey, at: node, "a timeline event needs 'at' (a time) or 'after' (an event)")
       return nil
     default:
       document.fail(.invalidValue, at: fields["after"], "give 'at' or 'after', not both")
+      return nil
+    }
+    if fields["characteristic"] != nil, fields["after"] == nil {
+      document.fail(.invalidValue, at: fields["characteristic"], "'characteristic' goes with 'after: subscribed'")
       return nil
     }
     if fields["delay"] != nil, fields["after"] == nil {
@@ -502,7 +519,11 @@ struct ScenarioReader {
 
   // MARK: Expectations
 
-  static let checkKinds = ["connected-within", "samples", "metric", "event", "error", "no-errors"]
+  static let checkKinds = [
+    "connected-within", "samples", "metric", "event", "error", "no-errors", "central-connected-within",
+    "central-subscribed", "central-wrote", "central-reconnected", "central-stayed-subscribed", "no-att-errors",
+    "firmware-event",
+  ]
 
   private func readExpectations(_ node: Node, devices: [DeviceSpec]) -> [Expectation] {
     guard let items = document.sequence(node, of: "'expect'") else { return [] }
@@ -636,8 +657,134 @@ struct ScenarioReader {
         return nil
       }
       return Expectation(device: id, check: .noErrors, location: location)
+    case "central-connected-within":
+      return document.duration(body, "'central-connected-within'").map {
+        Expectation(device: id, check: .centralConnected(within: $0), location: location)
+      }
+    case "central-subscribed":
+      // `central-subscribed: bvp`, or `{characteristic: bvp, within: 5s}`.
+      if case .scalar = body {
+        return characteristic(body, of: device, description: description).map {
+          Expectation(device: id, check: .centralSubscribed(characteristic: $0, within: nil), location: location)
+        }
+      }
+      guard
+        let fields = fields(
+          body, of: "a central-subscribed check", allowed: ["characteristic", "within"], required: ["characteristic"]),
+        let name = fields["characteristic"].flatMap({ characteristic($0, of: device, description: description) })
+      else { return nil }
+      let within = fields["within"].flatMap { document.duration($0, "'within'") }
+      if fields["within"] != nil, within == nil { return nil }
+      return Expectation(device: id, check: .centralSubscribed(characteristic: name, within: within), location: location)
+    case "central-wrote":
+      guard
+        let fields = fields(
+          body, of: "a central-wrote check", allowed: ["characteristic", "hex", "text", "count", "min", "max"],
+          required: ["characteristic"]),
+        let name = fields["characteristic"].flatMap({ characteristic($0, of: device, description: description) })
+      else { return nil }
+      var pattern: WritePattern?
+      switch (fields["hex"], fields["text"]) {
+      case (let hex?, nil): pattern = regex(hex, "'hex'").map { WritePattern(.hex, $0) }
+      case (nil, let text?): pattern = regex(text, "'text'").map { WritePattern(.text, $0) }
+      case (nil, nil): break
+      case (_, let text?):
+        document.fail(.invalidValue, at: text, "give 'hex' or 'text', not both")
+        return nil
+      }
+      if (fields["hex"] != nil || fields["text"] != nil), pattern == nil { return nil }
+      guard let count = count(fields, what: "a central-wrote check") else { return nil }
+      return Expectation(
+        device: id, check: .centralWrote(characteristic: name, pattern: pattern, count: count), location: location)
+    case "central-reconnected":
+      guard
+        let fields = fields(
+          body, of: "a central-reconnected check", allowed: ["within", "subscribed-again"], required: ["within"]),
+        let within = fields["within"].flatMap({ document.duration($0, "'within'") })
+      else { return nil }
+      var again: [String] = []
+      if let node = fields["subscribed-again"] {
+        let items: [Node]
+        if case .scalar = node { items = [node] } else { items = document.sequence(node, of: "'subscribed-again'") ?? [] }
+        for item in items {
+          guard let name = characteristic(item, of: device, description: description) else { return nil }
+          again.append(name)
+        }
+      }
+      return Expectation(
+        device: id, check: .centralReconnected(within: within, subscribedAgain: again), location: location)
+    case "central-stayed-subscribed":
+      return characteristic(body, of: device, description: description).map {
+        Expectation(device: id, check: .centralStayedSubscribed(characteristic: $0), location: location)
+      }
+    case "no-att-errors":
+      guard let flag = document.flag(body, "'no-att-errors'") else { return nil }
+      guard flag else {
+        document.fail(.invalidValue, at: body, "'no-att-errors: false' checks nothing", suggestion: "remove it")
+        return nil
+      }
+      return Expectation(device: id, check: .noATTErrors, location: location)
+    case "firmware-event":
+      guard
+        let fields = fields(body, of: "a firmware-event check", allowed: ["name", "count", "min", "max"], required: ["name"]),
+        let nameNode = fields["name"], let name = document.text(nameNode, "a firmware event's 'name'")
+      else { return nil }
+      let known = description?.firmwareEvents ?? []
+      guard known.contains(name) else {
+        document.failUnknown(
+          .unknownReference, at: nameNode,
+          "\(ScenarioDocument.article(device.model)) \(device.model)'s firmware reports no event '\(name)'", name: name,
+          among: known)
+        return nil
+      }
+      guard let count = count(fields, what: "a firmware-event check") else { return nil }
+      return Expectation(device: id, check: .firmwareEvent(name, count: count), location: location)
     default:
       return nil
     }
+  }
+
+  /// A characteristic's key the model has, or an error listing the model's keys.
+  private func characteristic(_ node: Node, of device: DeviceSpec, description: DeviceDescription?) -> String? {
+    guard let name = document.text(node, "a characteristic") else { return nil }
+    let known = description?.characteristics ?? []
+    guard known.isEmpty || known.contains(name) else {
+      document.failUnknown(
+        .unknownReference, at: node,
+        "\(ScenarioDocument.article(device.model)) \(device.model) has no characteristic '\(name)'", name: name,
+        among: known)
+      return nil
+    }
+    return name
+  }
+
+  /// A regular expression, checked now so a bad one is an error with its place.
+  private func regex(_ node: Node, _ what: String) -> String? {
+    guard let text = document.text(node, what) else { return nil }
+    do {
+      _ = try Regex(text)
+    } catch {
+      document.fail(.invalidValue, at: node, "\(what) is not a regular expression: \(error)", found: "'\(text)'")
+      return nil
+    }
+    return text
+  }
+
+  /// `count`, or `min`/`max` (at least once when neither is given).
+  private func count(_ fields: [String: Node], what: String) -> ClosedRange<Int>? {
+    if let exact = fields["count"] {
+      if fields["min"] != nil || fields["max"] != nil {
+        document.fail(.invalidValue, at: exact, "give 'count', or 'min'/'max', not both")
+        return nil
+      }
+      return document.integer(exact, "'count'", in: 0...Int.max).map { $0...$0 }
+    }
+    let low = fields["min"].flatMap { document.integer($0, "'min'", in: 0...Int.max) } ?? (fields["max"] == nil ? 1 : 0)
+    let high = fields["max"].flatMap { document.integer($0, "'max'", in: 0...Int.max) } ?? Int.max
+    guard low <= high else {
+      document.fail(.invalidValue, at: fields["max"], "'max' is below 'min' in \(what)")
+      return nil
+    }
+    return low...high
   }
 }

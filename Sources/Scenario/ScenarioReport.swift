@@ -18,6 +18,8 @@ public struct ScenarioReport: Sendable {
   public var wallTime: Duration
   /// What each device's client observed (end-to-end runs), by device id.
   public var observations: [String: DeviceObservations]
+  /// What each device saw its centrals do, by device id.
+  public var activity: [String: CentralActivity]
   /// Faults applied per device: (dropped, corrupted, rejected writes).
   public var faults: [String: (dropped: Int, corrupted: Int, rejectedWrites: Int)]
   public var results: [Result]

@@ -13,6 +13,18 @@ public struct ScenarioRunner: Sendable {
     case host
     /// Also run each device's client and check the expectations (`doppel e2e`).
     case endToEnd
+    /// Host the devices and play the timeline for a central Doppel does not
+    /// run (`doppel test`), and check the device-side expectations.
+    case external
+  }
+
+  /// A hosted device, as a run tells whoever drives an outside central about it.
+  public struct HostedDeviceInfo: Sendable {
+    public var id: String
+    public var model: String
+    /// The name it advertises.
+    public var name: String
+    public var spec: DeviceSpec
   }
 
   public let scenario: Scenario
@@ -41,13 +53,28 @@ public struct ScenarioRunner: Sendable {
   /// scenario whose recordings cannot be read fails before it starts; the
   /// transport is shut down however the run ends. The run, and every task it
   /// starts, prefers the transport's executor (the loopback's own thread).
-  public func run(on transport: any ScenarioTransport, mode: Mode) async throws -> ScenarioReport {
+  ///
+  /// - Parameters:
+  ///   - hosted: called once every device is hosted and advertising as the
+  ///     scenario says, before the timeline starts (`doppel test` starts its
+  ///     command there).
+  ///   - stopWhen: checked as time passes; the run ends early when it is true
+  ///     (the outside central exited).
+  public func run(
+    on transport: any ScenarioTransport, mode: Mode,
+    hosted: @escaping @Sendable ([HostedDeviceInfo]) async throws -> Void = { _ in },
+    stopWhen: @escaping @Sendable () -> Bool = { false }
+  ) async throws -> ScenarioReport {
     try await withTaskExecutorPreference(transport.executor) {
-      try await runPreferring(transport, mode: mode)
+      try await runPreferring(transport, mode: mode, hosted: hosted, stopWhen: stopWhen)
     }
   }
 
-  private func runPreferring(_ transport: any ScenarioTransport, mode: Mode) async throws -> ScenarioReport {
+  private func runPreferring(
+    _ transport: any ScenarioTransport, mode: Mode,
+    hosted onHosted: @escaping @Sendable ([HostedDeviceInfo]) async throws -> Void,
+    stopWhen: @escaping @Sendable () -> Bool
+  ) async throws -> ScenarioReport {
     let wallStart = ContinuousClock.now
     let signals = SignalFactory(scenario: scenario)
     var bound: [(DeviceSpec, any DeviceBinding)] = []
@@ -59,10 +86,10 @@ public struct ScenarioRunner: Sendable {
       }
       bound.append((device, try type.init(device: device, signals: signals)))
     }
-    if mode == .endToEnd, scenario.duration == nil, !scenario.timeline.contains(where: { $0.action == .end }) {
+    if mode != .host, scenario.duration == nil, !scenario.timeline.contains(where: { $0.action == .end }) {
       throw ScenarioError(
         .missingKey, file: scenario.file, line: 1, column: 1,
-        "an end-to-end run needs an end: give the scenario a 'duration' or an 'end' event")
+        "\(mode == .endToEnd ? "an end-to-end run" : "a test") needs an end: give the scenario a 'duration' or an 'end' event")
     }
 
     let clock = transport.clock
@@ -77,11 +104,13 @@ public struct ScenarioRunner: Sendable {
       // is hosted, so none is missed.
       var peripherals: [String: ScenarioPeripheral] = [:]
       var linkEvents: [Int: AsyncStream<ScenarioPeripheral.LinkEvent>] = [:]
+      let seconds = { @Sendable in stopwatch().seconds }
       for (spec, binding) in bound {
-        peripherals[spec.id] = ScenarioPeripheral(model: binding.model, faults: FaultPlan())
+        peripherals[spec.id] = ScenarioPeripheral(
+          model: binding.model, faults: FaultPlan(), activity: CentralActivityRecorder(elapsed: seconds))
       }
       for (index, event) in scenario.timeline.enumerated() {
-        if case .after(_, let device, _, _) = event.trigger, let peripheral = peripherals[device] {
+        if case .after(_, let device, _, _, _) = event.trigger, let peripheral = peripherals[device] {
           linkEvents[index] = await peripheral.linkEvents()
         }
       }
@@ -94,6 +123,12 @@ public struct ScenarioRunner: Sendable {
           "device \(spec.id): \(spec.model) '\(binding.model.advertisement.localName ?? "")'\(spec.advertisesAtStart ? "" : " (not advertising yet)")"
         )
       }
+      try await onHosted(
+        running.map {
+          HostedDeviceInfo(
+            id: $0.spec.id, model: $0.spec.model, name: $0.binding.model.advertisement.localName ?? "",
+            spec: $0.spec)
+        })
       for (index, event) in scenario.timeline.enumerated() {
         let device = running.first { $0.spec.id == event.device }
         let linkEvents = linkEvents[index]
@@ -116,7 +151,7 @@ public struct ScenarioRunner: Sendable {
             })
         }
       }
-      try await transport.run(for: scenario.duration, granularity: .milliseconds(100)) { ended.isSet }
+      try await transport.run(for: scenario.duration, granularity: .milliseconds(100)) { ended.isSet || stopWhen() }
     } catch {
       for task in tasks { task.cancel() }
       for device in running { await device.hosted.stop() }
@@ -127,19 +162,30 @@ public struct ScenarioRunner: Sendable {
     for task in tasks { task.cancel() }
     for task in tasks { await task.value }
     var faults: [String: (Int, Int, Int)] = [:]
+    var activity: [String: CentralActivity] = [:]
     for device in running {
+      activity[device.spec.id] = device.peripheral.activity.snapshot
       let plan = device.peripheral.faults
       faults[device.spec.id] = (plan.dropped, plan.corrupted, plan.rejectedWrites)
       await device.hosted.stop()
     }
     await transport.shutdown()
     let observations = observer.observations
-    let results =
-      mode == .endToEnd
-      ? scenario.expectations.map { ExpectationCheck.evaluate($0, observations[$0.device]) } : []
+    let results: [ScenarioReport.Result] =
+      switch mode {
+      case .host: []
+      case .endToEnd:
+        scenario.expectations.map { ExpectationCheck.evaluate($0, observations[$0.device], activity[$0.device]) }
+      case .external:
+        // Only what the device saw: no client of Doppel's observed anything.
+        scenario.expectations.filter(\.check.isDeviceSide).map {
+          ExpectationCheck.evaluate($0, nil, activity[$0.device])
+        }
+      }
     return ScenarioReport(
       scenario: scenario.name, file: scenario.file, elapsed: elapsed, wallTime: ContinuousClock.now - wallStart,
-      observations: observations, faults: faults, results: results, firedEvents: await fired.lines)
+      observations: observations, activity: activity, faults: faults, results: results,
+      firedEvents: await fired.lines)
   }
 
   private static func stopwatch<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {
@@ -159,10 +205,11 @@ public struct ScenarioRunner: Sendable {
       if wait > .zero {
         do { try await clock.sleep(for: wait) } catch { return }
       }
-    case .after(let name, _, let delay, let count):
+    case .after(let name, _, let characteristic, let delay, let count):
       guard let linkEvents else { return }
       var seen = 0
-      for await happened in linkEvents where happened.rawValue == name {
+      for await happened in linkEvents
+      where happened.name == name && (characteristic == nil || happened.characteristic == characteristic) {
         seen += 1
         if seen == count { break }
       }
@@ -198,6 +245,7 @@ public struct ScenarioRunner: Sendable {
     case .stopAdvertising: try await device.hosted.setAdvertising(false, advertisement: nil)
     case .acceptConnections(let accept): faults.acceptConnections(accept)
     case .disconnect:
+      device.peripheral.activity.faultDisconnect()
       if let host = await device.peripheral.faultyHost {
         for central in await host.connectedCentrals { await host.disconnect(central) }
       }

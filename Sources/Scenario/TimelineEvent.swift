@@ -5,8 +5,9 @@ public struct TimelineEvent: Sendable {
     /// At a time from the start of the run.
     case at(Duration)
     /// After something the device sees happens (`connected`, `disconnected`,
-    /// `subscribed`), plus a delay; `count` picks its n-th occurrence.
-    case after(event: String, device: String, delay: Duration, count: Int)
+    /// `subscribed`, to one characteristic when `characteristic` names it),
+    /// plus a delay; `count` picks its n-th occurrence.
+    case after(event: String, device: String, characteristic: String?, delay: Duration, count: Int)
   }
 
   public var trigger: Trigger

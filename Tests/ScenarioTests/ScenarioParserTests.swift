@@ -273,13 +273,13 @@ import struct Scenario.SourceLocation
       (.at(.seconds(1)), "ecg", .advertise),
       (.at(.seconds(2)), "ecg", .acceptConnections(false)),
       (.at(.seconds(3)), "ecg", .acceptConnections(true)),
-      (.after(event: "connected", device: "wrist", delay: .zero, count: 1), "wrist", .disconnect),
+      (.after(event: "connected", device: "wrist", characteristic: nil, delay: .zero, count: 1), "wrist", .disconnect),
       (
-        .after(event: "subscribed", device: "wrist", delay: .milliseconds(1500), count: 1), "wrist",
+        .after(event: "subscribed", device: "wrist", characteristic: nil, delay: .milliseconds(1500), count: 1), "wrist",
         .stall(.seconds(10), drop: false)
       ),
       (
-        .after(event: "disconnected", device: "wrist", delay: .zero, count: 1), "wrist",
+        .after(event: "disconnected", device: "wrist", characteristic: nil, delay: .zero, count: 1), "wrist",
         .stall(.seconds(2), drop: true)
       ),
       (.at(.seconds(4)), "ecg", .drop(count: 1)),
@@ -331,7 +331,7 @@ import struct Scenario.SourceLocation
     #expect(scenario.timeline.map(\.device) == ["only", "only"])
     #expect(
       scenario.timeline.map(\.trigger) == [
-        .after(event: "connected", device: "only", delay: .zero, count: 1), .at(.seconds(60)),
+        .after(event: "connected", device: "only", characteristic: nil, delay: .zero, count: 1), .at(.seconds(60)),
       ])
     #expect(scenario.expectations.map(\.device) == ["only"])
     #expect(scenario.expectations.map(\.check) == [.connected(within: .seconds(20))])

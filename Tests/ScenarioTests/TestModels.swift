@@ -44,7 +44,9 @@ enum TestModels {
       SettingSpec("authentication", .choice(["accept", "refuse"]), default: .text("accept"), help: "API key answer")
     ],
     metrics: ["heart-rate", "battery"],
-    events: ["tag", "ibi", "battery"])
+    events: ["tag", "ibi", "battery"],
+    characteristics: ["bvp", "acceleration", "eda", "command"],
+    firmwareEvents: ["start-streaming", "stop-streaming"])
 
   static let emstatPico = DeviceDescription(
     model: "emstat-pico",
