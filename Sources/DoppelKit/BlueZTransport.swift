@@ -18,6 +18,7 @@ public actor BlueZTransport: ScenarioTransport {
   private var peripheralBus: DBusConnection?
   private var centralBuses: [DBusConnection] = []
   private var hosted: [String: String] = [:]
+  private var hostedAddresses: [String: String] = [:]
   private var clientAdapters: [String: BluetoothAdapter] = [:]
   private let centralAdapters: [String]?
   private let pool: [String]?
@@ -71,6 +72,7 @@ public actor BlueZTransport: ScenarioTransport {
     let peripheral = try await BlueZPeripheral.host(
       model, on: adapter, bus: bus, name: "scenario\(hostedCount)", notificationSockets: notificationSockets)
     hosted[device.id] = adapter.name
+    hostedAddresses[device.id] = adapter.address
     return Hosted(peripheral: peripheral)
   }
 
@@ -111,6 +113,9 @@ public actor BlueZTransport: ScenarioTransport {
 
   /// The adapter hosting a device (its hci name).
   public func hostAdapter(for device: String) -> String? { hosted[device] }
+
+  /// The address of the adapter hosting a device: the address centrals see it at.
+  public func hostAdapterAddress(for device: String) -> String? { hostedAddresses[device] }
 
   /// The adapter a device's client was given.
   public func clientAdapter(for device: String) -> BluetoothAdapter? { clientAdapters[device] }

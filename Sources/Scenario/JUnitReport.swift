@@ -3,16 +3,44 @@ import Foundation
 /// A scenario report as JUnit XML, the format CI servers show test results
 /// in: one test suite per scenario, one test case per expectation.
 public enum JUnitReport {
-  public static func xml(_ reports: [ScenarioReport]) -> String {
+  /// A test case beside the expectations: the outside central's own outcome (`doppel test`).
+  public struct Case: Sendable {
+    public var name: String
+    public var passed: Bool
+    /// Why it failed, or what it did.
+    public var message: String
+
+    public init(name: String, passed: Bool, message: String) {
+      self.name = name
+      self.passed = passed
+      self.message = message
+    }
+  }
+
+  /// - Parameters:
+  ///   - name: the suites' name (the command that ran them).
+  ///   - extra: more test cases for the first scenario's suite.
+  public static func xml(_ reports: [ScenarioReport], name: String = "doppel e2e", extra: [Case] = []) -> String {
     var lines = ["<?xml version=\"1.0\" encoding=\"UTF-8\"?>"]
-    let failures = reports.reduce(0) { $0 + $1.results.filter { !$0.passed }.count }
-    let tests = reports.reduce(0) { $0 + $1.results.count }
-    lines.append("<testsuites name=\"doppel e2e\" tests=\"\(tests)\" failures=\"\(failures)\">")
-    for report in reports {
-      let failed = report.results.filter { !$0.passed }.count
+    let failures =
+      reports.reduce(0) { $0 + $1.results.filter { !$0.passed }.count } + extra.filter { !$0.passed }.count
+    let tests = reports.reduce(0) { $0 + $1.results.count } + extra.count
+    lines.append("<testsuites name=\"\(escape(name))\" tests=\"\(tests)\" failures=\"\(failures)\">")
+    for (index, report) in reports.enumerated() {
+      let cases = index == 0 ? extra : []
+      let failed = report.results.filter { !$0.passed }.count + cases.filter { !$0.passed }.count
       lines.append(
-        "  <testsuite name=\"\(escape(report.scenario))\" tests=\"\(report.results.count)\" failures=\"\(failed)\" "
+        "  <testsuite name=\"\(escape(report.scenario))\" tests=\"\(report.results.count + cases.count)\" "
+          + "failures=\"\(failed)\" "
           + "time=\(String(format: "\"%.3f\"", report.wallTime.seconds)) file=\"\(escape(report.file))\">")
+      for extra in cases {
+        lines.append("    <testcase classname=\"\(escape(report.scenario))\" name=\"\(escape(extra.name))\">")
+        lines.append(
+          extra.passed
+            ? "      <system-out>\(escape(extra.message))</system-out>"
+            : "      <failure message=\"\(escape(extra.message))\"></failure>")
+        lines.append("    </testcase>")
+      }
       for result in report.results {
         let name = "\(result.expectation.device): \(result.expected)"
         lines.append(

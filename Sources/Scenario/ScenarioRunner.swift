@@ -159,12 +159,13 @@ public struct ScenarioRunner: Sendable {
       throw error
     }
     let elapsed = stopwatch()
+    // What the devices saw when the scenario ended, before the clients are stopped.
+    var activity: [String: CentralActivity] = [:]
+    for device in running { activity[device.spec.id] = device.peripheral.activity.snapshot }
     for task in tasks { task.cancel() }
     for task in tasks { await task.value }
     var faults: [String: (Int, Int, Int)] = [:]
-    var activity: [String: CentralActivity] = [:]
     for device in running {
-      activity[device.spec.id] = device.peripheral.activity.snapshot
       let plan = device.peripheral.faults
       faults[device.spec.id] = (plan.dropped, plan.corrupted, plan.rejectedWrites)
       await device.hosted.stop()

@@ -15,7 +15,8 @@ enum DeviceReference {
       for characteristic in service.characteristics {
         lines.append(
           "    characteristic \(characteristic.uuid.uuidString) (\(characteristic.name)) "
-            + "[\(characteristic.properties.bluezFlags.joined(separator: ", "))]")
+            + "[\(characteristic.properties.bluezFlags.joined(separator: ", "))] as "
+            + model.profile.characteristicKey(at: CharacteristicAddress(service: service.uuid, characteristic: characteristic.uuid)))
       }
     }
     func line(_ spec: SettingSpec) -> String {
@@ -40,6 +41,9 @@ enum DeviceReference {
       lines += description.clientSettings.map(line)
     }
     lines.append("    metrics: \(description.metrics.joined(separator: ", "))")
+    if !description.firmwareEvents.isEmpty {
+      lines.append("    firmware events: \(description.firmwareEvents.joined(separator: ", "))")
+    }
     lines.append("    events: \((DeviceDescription.commonEvents + description.events).joined(separator: ", "))")
     return lines.joined(separator: "\n")
   }
@@ -57,12 +61,14 @@ enum DeviceReference {
     lines.append(
       "Advertises as \"\(model.advertisement.localName ?? "")\" with "
         + model.advertisement.serviceUUIDs.map { "`\($0.uuidString)`" }.joined(separator: ", ") + ".")
-    lines += ["", "| service / characteristic | UUID | properties |", "|---|---|---|"]
+    lines += ["", "| service / characteristic | in scenarios | UUID | properties |", "|---|---|---|---|"]
     for service in model.profile.services {
-      lines.append("| \(cell(service.name ?? "service")) | `\(service.uuid.uuidString)` | |")
+      lines.append("| \(cell(service.name ?? "service")) | | `\(service.uuid.uuidString)` | |")
       for characteristic in service.characteristics {
+        let key = model.profile.characteristicKey(
+          at: CharacteristicAddress(service: service.uuid, characteristic: characteristic.uuid))
         lines.append(
-          "| ↳ \(cell(characteristic.name)) | `\(characteristic.uuid.uuidString)` | "
+          "| ↳ \(cell(characteristic.name)) | `\(key)` | `\(characteristic.uuid.uuidString)` | "
             + characteristic.properties.bluezFlags.joined(separator: ", ") + " |")
       }
     }
@@ -89,8 +95,13 @@ enum DeviceReference {
       "", "Metrics: " + description.metrics.map { "`\($0)`" }.joined(separator: ", ") + ".",
       "Events: " + (DeviceDescription.commonEvents + description.events).map { "`\($0)`" }.joined(separator: ", ")
         + ".",
-      "",
     ]
+    if !description.firmwareEvents.isEmpty {
+      lines.append(
+        "Firmware events (device-side, any central): "
+          + description.firmwareEvents.map { "`\($0)`" }.joined(separator: ", ") + ".")
+    }
+    lines.append("")
     return lines.joined(separator: "\n")
   }
 }

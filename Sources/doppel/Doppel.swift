@@ -9,7 +9,7 @@ struct Doppel: AsyncParsableCommand {
     version: DoppelVersion.current,
     subcommands: [
       DevicesCommand.self, AdvertiseCommand.self, WatchCommand.self, CheckCommand.self, RunCommand.self,
-      EndToEndCommand.self,
+      EndToEndCommand.self, TestCommand.self,
     ]
   )
 }

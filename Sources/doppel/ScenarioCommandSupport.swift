@@ -43,7 +43,11 @@ struct ScenarioOptions: ParsableArguments {
 
   func transport() -> any ScenarioTransport {
     if loopback { return LoopbackTransport() }
-    return BlueZTransport(
+    return bluezTransport()
+  }
+
+  func bluezTransport() -> BlueZTransport {
+    BlueZTransport(
       adapters: adapters.map(Self.list), centralAdapters: centralAdapters.map(Self.list),
       notificationSockets: !noNotificationSockets)
   }
@@ -60,6 +64,36 @@ func printError(_ text: String) {
 
 /// The end-of-run summary: per device what arrived, faults applied, expectations.
 enum ScenarioSummary {
+  /// What a device saw its centrals do, in a line.
+  static func describe(_ activity: CentralActivity) -> String {
+    var parts: [String] = []
+    let connections = activity.connections
+    if let first = connections.first {
+      parts.append(
+        String(format: "%d connection(s), the first after %.3f s", connections.count, first.connectedAt)
+          + (first.mtu.map { ", MTU \($0)" } ?? ""))
+    } else {
+      parts.append("no connection")
+    }
+    let subscribed = activity.subscriptions.filter(\.subscribed).map(\.characteristic)
+    if !subscribed.isEmpty {
+      var seen: [String] = []
+      for name in subscribed where !seen.contains(name) { seen.append(name) }
+      parts.append("subscribed to " + seen.joined(separator: ", "))
+    }
+    let reads = activity.accesses.filter { $0.kind == .read }.count
+    let writes = activity.accesses.count - reads + activity.moreAccesses
+    if reads + writes > 0 { parts.append("\(reads) reads, \(writes) writes") }
+    let errors = activity.attErrors.count
+    if errors > 0 { parts.append("\(errors) ATT errors answered") }
+    var firmware: [String: Int] = [:]
+    for event in activity.firmwareEvents { firmware[event.name, default: 0] += 1 }
+    if !firmware.isEmpty {
+      parts.append("firmware: " + firmware.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)×" }.joined(separator: ", "))
+    }
+    return parts.joined(separator: "; ")
+  }
+
   static func print(_ report: ScenarioReport, scenario: Scenario) {
     Swift.print(
       String(
@@ -86,6 +120,9 @@ enum ScenarioSummary {
         if !observed.errors.isEmpty {
           line += "\n    errors: \(observed.errors.count + observed.moreErrors), first: \(observed.errors[0])"
         }
+      }
+      if let activity = report.activity[device.id] {
+        line += "\n    the device saw: " + describe(activity)
       }
       if let faults = report.faults[device.id], faults.dropped + faults.corrupted + faults.rejectedWrites > 0 {
         line +=
