@@ -83,6 +83,9 @@ let package = Package(
       name: "doppel",
       dependencies: ["DoppelKit", .product(name: "ArgumentParser", package: "swift-argument-parser")]
     ),
+    // An independent central on Doppel's BlueZ library, held to a scenario by `doppel test` (Examples/).
+    .executableTarget(
+      name: "blend-micro-central", dependencies: ["BlueZ", "DBus", "GATT"], path: "Examples/BlendMicroCentral"),
     // Benchmarks that print figures beside a peer's (ci/bench runs them).
     .executableTarget(
       name: "doppel-bench",
