@@ -19,15 +19,16 @@ public enum JUnitReport {
 
   /// - Parameters:
   ///   - name: the suites' name (the command that ran them).
-  ///   - extra: more test cases for the first scenario's suite.
-  public static func xml(_ reports: [ScenarioReport], name: String = "doppel e2e", extra: [Case] = []) -> String {
+  ///   - extra: more test cases for each scenario's suite, by the report's index.
+  public static func xml(_ reports: [ScenarioReport], name: String = "doppel e2e", extra: [[Case]] = []) -> String {
     var lines = ["<?xml version=\"1.0\" encoding=\"UTF-8\"?>"]
     let failures =
-      reports.reduce(0) { $0 + $1.results.filter { !$0.passed }.count } + extra.filter { !$0.passed }.count
-    let tests = reports.reduce(0) { $0 + $1.results.count } + extra.count
+      reports.reduce(0) { $0 + $1.results.filter { !$0.passed }.count }
+      + extra.joined().filter { !$0.passed }.count
+    let tests = reports.reduce(0) { $0 + $1.results.count } + extra.joined().count
     lines.append("<testsuites name=\"\(escape(name))\" tests=\"\(tests)\" failures=\"\(failures)\">")
     for (index, report) in reports.enumerated() {
-      let cases = index == 0 ? extra : []
+      let cases = index < extra.count ? extra[index] : []
       let failed = report.results.filter { !$0.passed }.count + cases.filter { !$0.passed }.count
       lines.append(
         "  <testsuite name=\"\(escape(report.scenario))\" tests=\"\(report.results.count + cases.count)\" "

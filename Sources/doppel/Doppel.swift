@@ -9,7 +9,18 @@ struct Doppel: AsyncParsableCommand {
     version: DoppelVersion.current,
     subcommands: [
       DevicesCommand.self, AdvertiseCommand.self, WatchCommand.self, CheckCommand.self, RunCommand.self,
-      EndToEndCommand.self, TestCommand.self,
+      EndToEndCommand.self, TestCommand.self, LabCommand.self,
     ]
   )
+
+  /// Parses the command line; for `test`, what follows `--` is the central's
+  /// command, passed on word for word.
+  static func main() async {
+    await main(Self.centralAsOptions(Array(CommandLine.arguments.dropFirst())))
+  }
+
+  static func centralAsOptions(_ arguments: [String]) -> [String] {
+    guard arguments.first == "test", let split = arguments.firstIndex(of: "--") else { return arguments }
+    return Array(arguments[..<split]) + arguments[(split + 1)...].flatMap { ["--central", $0] }
+  }
 }

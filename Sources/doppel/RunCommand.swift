@@ -8,10 +8,19 @@ struct RunCommand: AsyncParsableCommand {
     abstract: "Host a scenario's devices on their adapters and play its timeline until it ends (or Ctrl-C).",
     discussion: "Exit status 2 when the scenario is invalid.")
 
-  @OptionGroup var options: ScenarioOptions
+  @Argument(help: "The scenario file (YAML; see Scenarios/README.md).")
+  var file: String
+
+  @OptionGroup var options: TransportOptions
 
   func run() async throws {
-    let scenario = try options.load()
+    let scenario: Scenario
+    do {
+      scenario = try DeviceCatalog.parser.parse(file: file)
+    } catch {
+      printError(error.description)
+      throw ExitCode(2)
+    }
     let runner = ScenarioRunner(scenario: scenario, bindings: DeviceCatalog.bindings) { print($0) }
     let transport = options.transport()
     let task = Task { try await runner.run(on: transport, mode: .host) }

@@ -2,11 +2,8 @@ import ArgumentParser
 import DoppelKit
 import Foundation
 
-/// Options shared by `doppel run` and `doppel e2e`.
-struct ScenarioOptions: ParsableArguments {
-  @Argument(help: "The scenario file (YAML; see Scenarios/README.md).")
-  var file: String
-
+/// Where scenarios run: the transport options of `doppel run`, `e2e` and `test`.
+struct TransportOptions: ParsableArguments {
   @Flag(help: "Run in process in virtual time (the loopback) instead of over BlueZ.")
   var loopback = false
 
@@ -31,16 +28,6 @@ struct ScenarioOptions: ParsableArguments {
       discussion: "For comparisons: by default devices offer BlueZ AcquireNotify."))
   var noNotificationSockets = false
 
-  /// The scenario, or exit status 2 with every problem printed.
-  func load() throws -> Scenario {
-    do {
-      return try DeviceCatalog.parser.parse(file: file)
-    } catch {
-      printError(error.description)
-      throw ExitCode(2)
-    }
-  }
-
   func transport() -> any ScenarioTransport {
     if loopback { return LoopbackTransport() }
     return bluezTransport()
@@ -54,6 +41,74 @@ struct ScenarioOptions: ParsableArguments {
 
   private static func list(_ text: String) -> [String] {
     text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+  }
+}
+
+/// The scenarios a command runs: files and folders of them, optionally one
+/// shard of the lot, so a CI system's job matrix can split a large suite.
+struct ScenarioSelection: ParsableArguments {
+  @Argument(help: "Scenario files (YAML), or folders of them (every .yaml inside, recursively).")
+  var paths: [String] = []
+
+  @Option(
+    help: ArgumentHelp(
+      "Run only shard K of N (1-based), e.g. 2/4: every Nth scenario of the sorted list, starting at the Kth.",
+      valueName: "K/N"))
+  var shard: String?
+
+  func validate() throws {
+    if paths.isEmpty { throw ValidationError("give a scenario file or a folder of them") }
+    if let shard { _ = try Self.shard(shard) }
+  }
+
+  static func shard(_ text: String) throws -> (index: Int, count: Int) {
+    let parts = text.split(separator: "/")
+    guard parts.count == 2, let k = Int(parts[0]), let n = Int(parts[1]), n >= 1, (1...n).contains(k) else {
+      throw ValidationError("--shard takes K/N with 1 ≤ K ≤ N, e.g. 1/4; not '\(text)'")
+    }
+    return (k, n)
+  }
+
+  /// The scenario files chosen: folders expanded, sorted, then this shard's.
+  func files() throws -> [String] {
+    var files: [String] = []
+    for path in paths {
+      var isFolder: ObjCBool = false
+      guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
+        printError("\(path): error: no such file or folder")
+        throw ExitCode(2)
+      }
+      if isFolder.boolValue {
+        let found = (FileManager.default.enumerator(atPath: path)?.allObjects as? [String] ?? [])
+          .filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }.sorted()
+        if found.isEmpty {
+          printError("\(path): error: the folder has no scenario files (.yaml)")
+          throw ExitCode(2)
+        }
+        files += found.map { (path as NSString).appendingPathComponent($0) }
+      } else {
+        files.append(path)
+      }
+    }
+    guard let shard else { return files }
+    let (index, count) = try Self.shard(shard)
+    return files.enumerated().filter { $0.offset % count == index - 1 }.map(\.element)
+  }
+
+  /// The chosen scenarios, or exit status 2 with every problem printed.
+  func load() throws -> [Scenario] {
+    var scenarios: [Scenario] = []
+    var invalid = false
+    for file in try files() {
+      do {
+        scenarios.append(try DeviceCatalog.parser.parse(file: file))
+      } catch {
+        printError(error.description)
+        invalid = true
+      }
+    }
+    if invalid { throw ExitCode(2) }
+    return scenarios
   }
 }
 

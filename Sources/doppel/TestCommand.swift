@@ -11,6 +11,7 @@ struct TestCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "test",
     abstract: "Host a scenario's devices over BlueZ, run COMMAND as their central, and check what the devices saw.",
+    usage: "doppel test [<options>] <scenario-or-folder> ... -- COMMAND [ARG ...]",
     discussion: """
       COMMAND starts once every device is hosted, with these environment variables:
         DOPPEL_CENTRAL_ADAPTER          the adapter kept free for the central (hci name)
@@ -20,20 +21,28 @@ struct TestCommand: AsyncParsableCommand {
         DOPPEL_DEVICE_NAME, _ADDRESS, _MODEL        the first device's, for one-device scenarios
       The run ends when COMMAND exits or the scenario ends (then COMMAND is stopped). Its output is printed \
       with the prefix 'central│ '. Only device-side expectations are checked (central-*, no-att-errors, \
-      firmware-event); client-side ones need `doppel e2e`. Exit status 0 when COMMAND exited 0 and every \
-      expectation held, 1 otherwise, 2 when the scenario or COMMAND is invalid.
+      firmware-event); client-side ones need `doppel e2e`. Folders run every scenario inside, COMMAND once \
+      for each; --shard K/N runs every Nth of them (for a CI job matrix). Exit status 0 when COMMAND exited 0 \
+      and every expectation held, 1 otherwise, 2 when a scenario or COMMAND is invalid.
       """)
 
-  @OptionGroup var options: ScenarioOptions
+  @OptionGroup var selection: ScenarioSelection
+
+  @OptionGroup var options: TransportOptions
 
   @Option(help: "Also write the results as JUnit XML to this file.")
   var junit: String?
 
-  @Argument(parsing: .postTerminator, help: "The central to run, after --.")
+  /// The central's command line: what follows `--` (``Doppel/main()`` turns
+  /// each word into one `--central` option, since the scenarios before it
+  /// are a list of their own).
+  @Option(
+    name: .customLong("central"), parsing: .unconditionalSingleValue,
+    help: ArgumentHelp("The central to run: give it after --, as `-- COMMAND ARGS…`.", visibility: .hidden))
   var command: [String] = []
 
   func run() async throws {
-    let scenario = try options.load()
+    let scenarios = try selection.load()
     if options.loopback {
       printError(
         "doppel test: --loopback cannot run an outside central: it needs BlueZ (run it in the lab: ci/lab -- doppel test …)"
@@ -47,6 +56,29 @@ struct TestCommand: AsyncParsableCommand {
       printError("doppel test: \(error)")
       throw ExitCode(2)
     }
+    var outcomes: [(report: ScenarioReport, central: JUnitReport.Case, passed: Bool)] = []
+    for scenario in scenarios {
+      outcomes.append(try await test(scenario, program: program, count: scenarios.count))
+    }
+    if let junit {
+      let xml = JUnitReport.xml(outcomes.map(\.report), name: "doppel test", extra: outcomes.map { [$0.central] })
+      do {
+        try xml.write(toFile: junit, atomically: true, encoding: .utf8)
+      } catch {
+        printError("cannot write the JUnit report to \(junit): \(error.localizedDescription)")
+        throw ExitCode.failure
+      }
+    }
+    let failed = outcomes.filter { !$0.passed }.count
+    if scenarios.count > 1 { print("test: \(outcomes.count - failed) of \(outcomes.count) scenarios passed") }
+    if failed > 0 { throw ExitCode.failure }
+  }
+
+  /// One scenario with a fresh start of the central.
+  private func test(_ scenario: Scenario, program template: CentralProgram, count: Int) async throws
+    -> (report: ScenarioReport, central: JUnitReport.Case, passed: Bool)
+  {
+    let program = try CentralProgram(template.arguments)
     let deviceSide = scenario.expectations.filter(\.check.isDeviceSide)
     let clientSide = scenario.expectations.count - deviceSide.count
     Self.emit("test: '\(scenario.name)' over BlueZ, central: \(command.joined(separator: " "))")
@@ -85,20 +117,10 @@ struct TestCommand: AsyncParsableCommand {
     ScenarioSummary.print(report, scenario: scenario)
     let central = "central '\(command.joined(separator: " "))' \(outcome.description)"
     print("  \(outcome.succeeded ? "PASS" : "FAIL") \(central)")
-    if let junit {
-      let xml = JUnitReport.xml(
-        [report], name: "doppel test",
-        extra: [JUnitReport.Case(name: "the central: \(command.joined(separator: " "))", passed: outcome.succeeded, message: central)])
-      do {
-        try xml.write(toFile: junit, atomically: true, encoding: .utf8)
-      } catch {
-        printError("cannot write the JUnit report to \(junit): \(error.localizedDescription)")
-        throw ExitCode.failure
-      }
-    }
     let passed = report.passed && outcome.succeeded && !interrupted.load(ordering: .acquiring)
-    print("test: \(passed ? "PASS" : "FAIL")")
-    if !passed { throw ExitCode.failure }
+    print("test: \(passed ? "PASS" : "FAIL")\(count > 1 ? " \(scenario.file)" : "")")
+    return (report, JUnitReport.Case(
+      name: "the central: \(command.joined(separator: " "))", passed: outcome.succeeded, message: central), passed)
   }
 
   /// Where the central should look: its adapter, and each device's name and address.

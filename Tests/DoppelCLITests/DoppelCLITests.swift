@@ -182,4 +182,60 @@ import Testing
     #expect(outcome.error.contains("cannot connect to system bus"))
     #expect(outcome.error.contains("/nonexistent/doppel-test-bus"))
   }
+
+  /// `doppel test` refuses what cannot work before it hosts anything.
+  @Test func testRefusesAMissingCentralAndTheLoopback() throws {
+    let scenario = "Examples/scenarios/e4-bleak.yaml"
+    let missing = try run(["test", scenario, "--", "no-such-central-program", "--flag"])
+    #expect(missing.status == 2)
+    #expect(missing.error.contains("'no-such-central-program' is not a program on PATH"))
+    let none = try run(["test", scenario])
+    #expect(none.status == 2)
+    #expect(none.error.contains("give the central to run after --"))
+    let loopback = try run(["test", "--loopback", scenario, "--", "true"])
+    #expect(loopback.status == 2)
+    #expect(loopback.error.contains("--loopback cannot run an outside central"))
+    let notExecutable = try run(["test", scenario, "--", "README.md"])
+    #expect(notExecutable.status == 2)
+    let invalid = try run(["test", "Tests/ScenarioTests/Malformed/51-unknown-characteristic.yaml", "--", "true"])
+    #expect(invalid.status == 2)
+  }
+
+  /// `--shard K/N` splits a folder of scenarios: every Nth, from the Kth.
+  @Test func e2eRunsOneShardOfAFolder() throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("doppel-shard-\(getpid())")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    for name in ["a", "b", "c"] {
+      try """
+        scenario: shard-\(name)
+        duration: 2s
+        devices:
+          - id: board
+            model: blend-micro
+        expect:
+          - connected-within: 2s
+        """.write(to: folder.appendingPathComponent("\(name).yaml"), atomically: true, encoding: .utf8)
+    }
+    let second = try run(["e2e", "--loopback", "--shard", "2/2", folder.path])
+    #expect(second.status == 0, "\(second.error)")
+    #expect(second.output.contains("'shard-b'"))
+    #expect(!second.output.contains("'shard-a'") && !second.output.contains("'shard-c'"))
+    #expect(second.output.contains("1 of 1 scenarios passed") || second.output.contains("e2e: PASS"))
+    let first = try run(["e2e", "--loopback", "--shard", "1/2", folder.path])
+    #expect(first.output.contains("'shard-a'") && first.output.contains("'shard-c'"))
+    #expect(first.output.contains("2 of 2 scenarios passed"))
+    let bad = try run(["e2e", "--loopback", "--shard", "3/2", folder.path])
+    #expect(bad.status == 64)
+    #expect(bad.error.contains("--shard takes K/N with 1 ≤ K ≤ N"))
+  }
+
+  /// `doppel lab` needs its lab script; without one it says how to get it.
+  @Test func labWithoutItsScriptSaysHowToInstallIt() throws {
+    let outcome = try run(["lab", "--", "true"], environment: ["DOPPEL_LAB_SCRIPT": "/nonexistent/lab"])
+    #expect(outcome.status == 125)
+    #expect(outcome.error.contains("run ci/install"))
+    let noCommand = try run(["lab"])
+    #expect(noCommand.status == 64)
+  }
 }
