@@ -25,6 +25,15 @@ public struct ScenarioReport: Sendable {
   public var results: [Result]
   /// Timeline events that fired, in order, as "time device action".
   public var firedEvents: [String]
+  /// The same events, for plotting on the run's time axis.
+  public var timeline: [FiredEvent] = []
+
+  /// A timeline event that fired: when (seconds from the start), on which device, what.
+  public struct FiredEvent: Sendable, Hashable {
+    public var time: Double
+    public var device: String?
+    public var action: String
+  }
 
   /// Every expectation held.
   public var passed: Bool { results.allSatisfy(\.passed) }

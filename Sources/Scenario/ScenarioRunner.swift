@@ -186,7 +186,7 @@ public struct ScenarioRunner: Sendable {
     return ScenarioReport(
       scenario: scenario.name, file: scenario.file, elapsed: elapsed, wallTime: ContinuousClock.now - wallStart,
       observations: observations, activity: activity, faults: faults, results: results,
-      firedEvents: await fired.lines)
+      firedEvents: await fired.lines, timeline: await fired.events)
   }
 
   private static func stopwatch<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {
@@ -220,10 +220,11 @@ public struct ScenarioRunner: Sendable {
       }
     }
     guard !Task.isCancelled else { return }
-    let line = String(
-      format: "%8.3f s  %@: %@", stopwatch().seconds, event.device ?? "scenario", Self.describe(event.action))
+    let now = stopwatch().seconds
+    let line = String(format: "%8.3f s  %@: %@", now, event.device ?? "scenario", Self.describe(event.action))
     progress(line)
-    await fired.append(line)
+    await fired.append(
+      ScenarioReport.FiredEvent(time: now, device: event.device, action: Self.describe(event.action)), line: line)
     do {
       try await apply(event.action, to: device, clock: clock, signals: signals, ended: ended)
     } catch {
@@ -310,5 +311,10 @@ final class EndFlag: Sendable {
 /// The timeline events that fired, for the report.
 actor FiredLog {
   private(set) var lines: [String] = []
+  private(set) var events: [ScenarioReport.FiredEvent] = []
   func append(_ line: String) { lines.append(line) }
+  func append(_ event: ScenarioReport.FiredEvent, line: String) {
+    events.append(event)
+    lines.append(line)
+  }
 }

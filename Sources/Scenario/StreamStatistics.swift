@@ -1,7 +1,21 @@
-/// Running figures of one stream's samples: count, span, extremes and mean.
-/// Constant in size however long the run, so a day-long scenario takes no
-/// more memory than a minute-long one.
+/// Running figures of one stream's samples: count, span, extremes and mean,
+/// and an evenly thinned series of them for plots. Constant in size however
+/// long the run, so a day-long scenario takes no more memory than a
+/// minute-long one.
 public struct StreamStatistics: Hashable, Sendable {
+  /// One sample of the thinned series: seconds from the start, value.
+  public struct Point: Hashable, Sendable {
+    public var time: Double
+    public var value: Double
+  }
+
+  /// Every `seriesStride`-th sample, at most `seriesCapacity` of them: when
+  /// the series is full, every other point goes and the stride doubles.
+  public private(set) var series: [Point] = []
+  public private(set) var seriesStride = 1
+  /// The most points `series` keeps.
+  public static let seriesCapacity = 2048
+
   public private(set) var count = 0
   /// Seconds from the start of the run to the first and last samples.
   public private(set) var firstTime: Double?
@@ -24,6 +38,17 @@ public struct StreamStatistics: Hashable, Sendable {
     minimum = min(minimum, value)
     maximum = max(maximum, value)
     sum += value
+    if (count - 1) % seriesStride == 0 { keep(Point(time: time, value: value)) }
+  }
+
+  private mutating func keep(_ point: Point) {
+    if series.count == Self.seriesCapacity {
+      series = stride(from: 0, to: series.count, by: 2).map { series[$0] }
+      seriesStride *= 2
+      // The new stride may not take this sample.
+      guard (count - 1) % seriesStride == 0 else { return }
+    }
+    series.append(point)
   }
 
   public var mean: Double? { count > 0 ? sum / Double(count) : nil }

@@ -22,6 +22,9 @@ struct EndToEndCommand: AsyncParsableCommand {
   @Option(help: "Also write the results as JUnit XML to this file.")
   var junit: String?
 
+  @Option(help: "Also write a self-contained web page of the run: streams plotted, faults, the central's actions, verdicts.")
+  var report: String?
+
   func run() async throws {
     let scenarios = try selection.load()
     for scenario in scenarios where scenario.expectations.isEmpty {
@@ -50,6 +53,9 @@ struct EndToEndCommand: AsyncParsableCommand {
         printError("cannot write the JUnit report to \(junit): \(error.localizedDescription)")
         throw ExitCode.failure
       }
+    }
+    if let report {
+      try ReportFile.write(HTMLReport.page(reports, title: "doppel e2e"), to: report)
     }
     let failed = reports.filter { !$0.passed }.count
     if scenarios.count > 1 { print("e2e: \(reports.count - failed) of \(reports.count) scenarios passed") }

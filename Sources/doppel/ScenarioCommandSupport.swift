@@ -112,6 +112,18 @@ struct ScenarioSelection: ParsableArguments {
   }
 }
 
+/// Writes a report file, or fails the command saying why.
+enum ReportFile {
+  static func write(_ text: String, to path: String) throws {
+    do {
+      try text.write(toFile: path, atomically: true, encoding: .utf8)
+    } catch {
+      printError("cannot write the report to \(path): \(error.localizedDescription)")
+      throw ExitCode.failure
+    }
+  }
+}
+
 /// Prints to standard error.
 func printError(_ text: String) {
   FileHandle.standardError.write(Data((text + "\n").utf8))

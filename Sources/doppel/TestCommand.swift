@@ -33,6 +33,9 @@ struct TestCommand: AsyncParsableCommand {
   @Option(help: "Also write the results as JUnit XML to this file.")
   var junit: String?
 
+  @Option(help: "Also write a self-contained web page of the run: streams plotted, faults, the central's actions, verdicts.")
+  var report: String?
+
   /// The central's command line: what follows `--` (``Doppel/main()`` turns
   /// each word into one `--central` option, since the scenarios before it
   /// are a list of their own).
@@ -68,6 +71,10 @@ struct TestCommand: AsyncParsableCommand {
         printError("cannot write the JUnit report to \(junit): \(error.localizedDescription)")
         throw ExitCode.failure
       }
+    }
+    if let report {
+      try ReportFile.write(
+        HTMLReport.page(outcomes.map(\.report), title: "doppel test: \(command.joined(separator: " "))"), to: report)
     }
     let failed = outcomes.filter { !$0.passed }.count
     if scenarios.count > 1 { print("test: \(outcomes.count - failed) of \(outcomes.count) scenarios passed") }
