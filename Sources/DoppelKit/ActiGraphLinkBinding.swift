@@ -96,7 +96,7 @@ public struct ActiGraphLinkBinding: DeviceBinding {
       refusesConfiguration: settings[Self.refuseConfiguration])
     func source(_ stream: String, _ fallback: Double) throws(ScenarioError) -> any SignalSource {
       guard let spec = device.streams[stream] else { return ConstantSignal(fallback) }
-      return try signals.make(spec, device: device.id, stream: stream, sampleRate: Double(configuration.rawRate))
+      return try signals.make(spec, for: device, stream: stream, sampleRate: Double(configuration.rawRate))
     }
     monitor = ActiGraphLink(
       configuration: configuration, accelerationX: try source("acc.x", 0), accelerationY: try source("acc.y", 0),

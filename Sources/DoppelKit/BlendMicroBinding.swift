@@ -54,7 +54,7 @@ public struct BlendMicroBinding: DeviceBinding {
         sampleRate: sampleRate, heartRate: heartRate, noise: noise, arrhythmiaEpisodes: arrhythmia,
         seed: ownSeed ?? seed)
     case let spec?:
-      source = try signals.make(spec, device: device.id, stream: "ecg", sampleRate: sampleRate)
+      source = try signals.make(spec, for: device, stream: "ecg", sampleRate: sampleRate)
     case nil:
       break
     }

@@ -64,8 +64,7 @@ public struct E4Binding: DeviceBinding {
       motionThreshold: device.settings[Self.motionThreshold])
     func source(_ signal: E4Signal, _ fallback: any SignalSource) throws(ScenarioError) -> any SignalSource {
       guard let spec = device.streams[signal.rawValue] else { return fallback }
-      return try signals.make(
-        spec, device: device.id, stream: signal.rawValue, sampleRate: Double(signal.sampleRate))
+      return try signals.make(spec, for: device, stream: signal.rawValue, sampleRate: Double(signal.sampleRate))
     }
     let seed = { (stream: String) in signals.seed(device: device.id, stream: stream) }
     wristband = E4(

@@ -137,7 +137,7 @@ public struct EmStatPicoBinding: DeviceBinding {
     }
     var background: (any SignalSource)?
     if let spec = device.streams["current"] {
-      background = try signals.make(spec, device: device.id, stream: "current", sampleRate: 1_000)
+      background = try signals.make(spec, for: device, stream: "current", sampleRate: 1_000)
     }
     pico = EmStatPico(
       configuration: EmStatPicoConfiguration(
@@ -150,7 +150,7 @@ public struct EmStatPicoBinding: DeviceBinding {
     if let file = device.client[Self.scriptFile] {
       let path = file.hasPrefix("/") ? file : URL(fileURLWithPath: signals.directory).appendingPathComponent(file).path
       guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-        let location = device.location
+        let location = device.location(of: "client.script-file")
         throw ScenarioError(
           .unreadable, file: location.file, line: location.line, column: location.column,
           "cannot read the MethodSCRIPT file '\(path)' that '\(device.id)' names in 'script-file'",

@@ -71,6 +71,12 @@ public struct DeviceSpec: Sendable {
   /// Settings for the client stack in end-to-end runs.
   public var client: [String: SettingValue]
   public var location: SourceLocation
+  /// Where each stream's source (`streams.NAME`) and each setting
+  /// (`config.KEY`, `client.KEY`) is written, for errors found after parsing.
+  public var locations: [String: SourceLocation] = [:]
+
+  /// Where `key` (`streams.ecg`, `client.script-file`) is written; the device's entry when not known.
+  public func location(of key: String) -> SourceLocation { locations[key] ?? location }
 
   public init(
     id: String, model: String, name: String? = nil, serial: String? = nil, adapter: String? = nil,

@@ -41,7 +41,7 @@ public struct ScenarioParser: Sendable {
       guard let node = try Yams.compose(yaml: yaml) else {
         throw ScenarioValidationError([
           ScenarioError(
-            .missingKey, file: file, line: 0, column: 0, "the file is empty", expected: "a scenario mapping")
+            .missingKey, file: file, line: 1, column: 1, "the file is empty", expected: "a scenario mapping")
         ])
       }
       root = node
@@ -61,6 +61,24 @@ public struct ScenarioParser: Sendable {
     return scenario
   }
 
+  /// The 1-based line and column (in Unicode scalars) of the byte at `offset`.
+  static func position(ofByte offset: Int, in text: String) -> (line: Int, column: Int) {
+    var line = 1
+    var column = 1
+    var bytes = 0
+    for scalar in text.unicodeScalars {
+      if bytes >= offset { break }
+      bytes += String(scalar).utf8.count
+      if scalar == "\n" {
+        line += 1
+        column = 1
+      } else {
+        column += 1
+      }
+    }
+    return (line, column)
+  }
+
   static func syntaxError(_ error: any Error, file: String) -> ScenarioError {
     switch error as? YamlError {
     case .duplicatedKeysInMapping(let keys, let context):
@@ -72,8 +90,13 @@ public struct ScenarioParser: Sendable {
       let about = context.map { " \($0.text)" } ?? ""
       return ScenarioError(
         .syntax, file: file, line: mark.line, column: mark.column, "not valid YAML: \(problem)\(about)")
-    case .reader(let problem, _, _, _):
-      return ScenarioError(.syntax, file: file, line: 0, column: 0, "not readable YAML: \(problem)")
+    case .reader(let problem, let offset, let value, let yaml):
+      // The reader's mark is a byte offset: its line and column, counted as the scanner counts them.
+      let (line, column) = Self.position(ofByte: offset ?? 0, in: yaml)
+      let character = value >= 0 ? String(format: " (character U+%04X)", value) : ""
+      return ScenarioError(
+        .syntax, file: file, line: line, column: column, "not readable YAML: \(problem)\(character)",
+        suggestion: "scenario files are UTF-8 text without control characters (tabs and newlines aside)")
     default:
       return ScenarioError(.syntax, file: file, line: 0, column: 0, "not valid YAML: \(error)")
     }

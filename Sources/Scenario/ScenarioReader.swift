@@ -98,13 +98,17 @@ struct ScenarioReader {
             expected: "an hci name like hci0 or an address like 00:AA:01:00:00:23")
         }
       case "advertise": device.advertisesAtStart = document.flag(node, "'advertise'") ?? true
-      case "config": device.settings = readSettings(node, specs: description.settings, of: "\(model)'s config")
+      case "config":
+        device.settings = readSettings(node, specs: description.settings, of: "\(model)'s config")
+        locate(node, prefix: "config", in: &device)
       case "client":
         device.client = readSettings(node, specs: description.clientSettings, of: "\(model)'s client settings")
+        locate(node, prefix: "client", in: &device)
       case "streams":
         let names = description.streams.map(\.name)
         guard let streams = document.entries(node, of: "\(model)'s streams", allowed: names) else { continue }
         for (stream, _, source) in streams {
+          device.locations["streams.\(stream)"] = document.location(source)
           if let spec = readSource(source, what: "stream '\(stream)'") { device.streams[stream] = spec }
         }
       default: break
@@ -120,6 +124,14 @@ struct ScenarioReader {
     if text.hasPrefix("hci"), let n = Int(text.dropFirst(3)), n >= 0 { return true }
     let parts = text.split(separator: ":")
     return parts.count == 6 && parts.allSatisfy { $0.count == 2 && UInt8($0, radix: 16) != nil }
+  }
+
+  /// Where each key of a settings mapping is written, for errors found later (a file a setting names).
+  private func locate(_ node: Node, prefix: String, in device: inout DeviceSpec) {
+    guard case .mapping(let mapping) = node else { return }
+    for (key, value) in mapping {
+      if let name = key.string { device.locations["\(prefix).\(name)"] = document.location(value) }
+    }
   }
 
   private func readSettings(_ node: Node, specs: [SettingSpec], of what: String) -> [String: SettingValue] {

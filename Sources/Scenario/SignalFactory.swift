@@ -81,6 +81,31 @@ public struct SignalFactory: Sendable {
     }
   }
 
+  /// The source for `device`'s `stream`, as ``make(_:device:stream:sampleRate:)``
+  /// makes it; a recording that cannot be read at all (missing, not a
+  /// recording) is reported at the scenario line that names it.
+  public func make(_ spec: SourceSpec, for device: DeviceSpec, stream: String, sampleRate: Double)
+    throws(ScenarioError) -> any SignalSource
+  {
+    do {
+      return try make(spec, device: device.id, stream: stream, sampleRate: sampleRate)
+    } catch {
+      throw Self.named(error, at: device.location(of: "streams.\(stream)"), what: "stream '\(stream)' of '\(device.id)'")
+    }
+  }
+
+  /// `error` about a whole file (no line of its own) moved to the scenario
+  /// line that names the file; an error inside a file keeps its place there.
+  public static func named(_ error: ScenarioError, at location: SourceLocation, what: String) -> ScenarioError {
+    guard error.line == 0, error.file != location.file, location.line > 0 else { return error }
+    var moved = error
+    moved.message = "\(what): \(error.message) (\(error.file))"
+    moved.file = location.file
+    moved.line = location.line
+    moved.column = location.column
+    return moved
+  }
+
   /// `file` resolved against the scenario's folder.
   public func path(_ file: String) -> String {
     file.hasPrefix("/") ? file : URL(fileURLWithPath: directory).appendingPathComponent(file).path

@@ -21,11 +21,19 @@ struct CheckCommand: ParsableCommand {
         let scenario = try DeviceCatalog.parser.parse(file: file)
         // Building the devices reads their recordings: a missing or malformed one is found here too.
         let signals = SignalFactory(scenario: scenario)
+        var problems = 0
         for device in scenario.devices {
-          guard let binding = DeviceCatalog.bindings.first(where: { $0.description.model == device.model }) else {
-            continue
+          guard let binding = DeviceCatalog.binding(for: device.model) else { continue }
+          do {
+            _ = try binding.init(device: device, signals: signals)
+          } catch {
+            problems += 1
+            printError("\(error)")
           }
-          _ = try binding.init(device: device, signals: signals)
+        }
+        if problems > 0 {
+          invalid += 1
+          continue
         }
         print(
           "\(file): ok — '\(scenario.name)', \(scenario.devices.count) device(s), "

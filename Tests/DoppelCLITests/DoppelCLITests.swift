@@ -238,4 +238,31 @@ import Testing
     let noCommand = try run(["lab"])
     #expect(noCommand.status == 64)
   }
+
+  /// A file a scenario names that cannot be read is reported at the scenario
+  /// line that names it, every one of them.
+  @Test func missingReferencedFilesAreReportedWhereTheScenarioNamesThem() throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("doppel-missing-\(getpid())")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let file = folder.appendingPathComponent("missing.yaml").path
+    try """
+      scenario: missing files
+      duration: 5s
+      devices:
+        - id: board
+          model: blend-micro
+          streams:
+            ecg: {csv: {file: no-such-recording.csv, time-column: t, column: v}}
+        - id: pico
+          model: emstat-pico
+          client:
+            script-file: no-such-script.mscr
+      """.write(toFile: file, atomically: true, encoding: .utf8)
+    let outcome = try run(["check", file])
+    #expect(outcome.status == 2)
+    #expect(outcome.error.contains("\(file):7:12: error: stream 'ecg' of 'board'"), "\(outcome.error)")
+    #expect(outcome.error.contains("no-such-recording.csv"))
+    #expect(outcome.error.contains("\(file):11:20: error: cannot read the MethodSCRIPT file"), "\(outcome.error)")
+  }
 }
