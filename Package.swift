@@ -9,6 +9,7 @@ let package = Package(
     .library(name: "DBus", targets: ["DBus"]),
     .library(name: "GATT", targets: ["GATT"]),
     .library(name: "BlueZ", targets: ["BlueZ"]),
+    .library(name: "Loopback", targets: ["Loopback"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -24,9 +25,12 @@ let package = Package(
     ),
     // Swift D-Bus: connections, typed values, exported objects, signals.
     .target(name: "DBus", dependencies: ["CDBus"]),
-    // Transport-neutral GATT vocabulary and the two seams (PeripheralHost, CentralLink),
-    // with the in-process loopback and its virtual clock.
+    // Transport-neutral GATT vocabulary, the two seams (PeripheralHost, CentralLink) and the rules
+    // every host enforces.
     .target(name: "GATT"),
+    // The in-process implementation of both seams, with a virtual clock and an executor of its own
+    // (beside BlueZ, as NIOEmbedded is beside NIOPosix).
+    .target(name: "Loopback", dependencies: ["GATT"]),
     // BlueZ over D-Bus, both roles: implements the GATT seams.
     .target(name: "BlueZ", dependencies: ["DBus", "GATT"]),
     // Emulated devices: transport-neutral, on the GATT seam only.
@@ -46,7 +50,7 @@ let package = Package(
     // Scenario files: format, validation, signal sources, timeline, faults, expectations, runner.
     .target(
       name: "Scenario",
-      dependencies: ["GATT", "Signals", .product(name: "Yams", package: "Yams")]
+      dependencies: ["GATT", "Loopback", "Signals", .product(name: "Yams", package: "Yams")]
     ),
     // Client stacks, shaped like the vendors' apps and SDKs.
     .target(name: "BlendMicroClient", dependencies: ["GATT"], path: "Sources/Clients/BlendMicroClient"),
@@ -89,7 +93,7 @@ let package = Package(
     // Benchmarks that print figures beside a peer's (ci/bench runs them).
     .executableTarget(
       name: "doppel-bench",
-      dependencies: ["DBus", "GATT"],
+      dependencies: ["DBus", "GATT", "Loopback"],
       path: "Benchmarks/doppel-bench"
     ),
     // The notification benchmark (ci/bench-notify runs it in the lab).
@@ -103,21 +107,26 @@ let package = Package(
     .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport"]),
     .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "DBusTestSupport", "GATT"]),
     .testTarget(name: "GATTTests", dependencies: ["GATT"]),
+    .testTarget(name: "LoopbackTests", dependencies: ["Loopback", "GATT"]),
     .testTarget(name: "SignalsTests", dependencies: ["Signals"]),
-    .testTarget(name: "ScenarioTests", dependencies: ["Scenario", "GATT", "Signals"], exclude: ["Malformed"]),
-    .testTarget(name: "BlendMicroTests", dependencies: ["BlendMicro", "BlendMicroClient", "GATT", "Signals"]),
+    .testTarget(
+      name: "ScenarioTests", dependencies: ["Scenario", "GATT", "Loopback", "Signals"], exclude: ["Malformed"]),
+    .testTarget(
+      name: "BlendMicroTests", dependencies: ["BlendMicro", "BlendMicroClient", "GATT", "Loopback", "Signals"]),
     .testTarget(
       name: "KardiaRelayTests",
       dependencies: [
         "KardiaRelay", "BlendMicroClient", "Signals",
         .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
       ]),
-    .testTarget(name: "ActiGraphLinkTests", dependencies: ["ActiGraphLink", "ActiGraphLinkSDK", "GATT", "Signals"]),
-    .testTarget(name: "E4Tests", dependencies: ["E4", "E4Link", "GATT", "Signals"]),
+    .testTarget(
+      name: "ActiGraphLinkTests", dependencies: ["ActiGraphLink", "ActiGraphLinkSDK", "GATT", "Loopback", "Signals"]),
+    .testTarget(name: "E4Tests", dependencies: ["E4", "E4Link", "GATT", "Loopback", "Signals"]),
     .testTarget(
       name: "EmStatPicoTests",
-      dependencies: ["EmStatPico", "EmStatPicoClient", "MethodScriptFormat", "GATT", "Signals"]),
-    .testTarget(name: "DoppelKitTests", dependencies: ["DoppelKit", "Scenario", "GATT", "Signals", "BlendMicro"]),
+      dependencies: ["EmStatPico", "EmStatPicoClient", "MethodScriptFormat", "GATT", "Loopback", "Signals"]),
+    .testTarget(
+      name: "DoppelKitTests", dependencies: ["DoppelKit", "Scenario", "GATT", "Loopback", "Signals", "BlendMicro"]),
     .testTarget(name: "DoppelCLITests", dependencies: ["doppel"]),
     // End-to-end tests over real BlueZ; ci/test runs them inside the virtual lab.
     .testTarget(

@@ -1,4 +1,5 @@
 import GATT
+import Loopback
 import Synchronization
 
 /// `doppel-bench clock`: what one wake of a `VirtualClock` costs, and whether

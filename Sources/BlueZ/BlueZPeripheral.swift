@@ -453,19 +453,18 @@ public actor BlueZPeripheral: PeripheralHost {
   private func send(_ value: [UInt8], _ address: CharacteristicAddress, needing property: CharacteristicProperties)
     async throws(GATTError)
   {
-    guard let definition = model.profile.characteristic(at: address), let path = objects.characteristicPaths[address]
-    else {
+    let definition = try NotificationRule.definition(in: model.profile, at: address, sending: property)
+    guard let path = objects.characteristicPaths[address] else {
       throw GATTError(.notFound, "no characteristic \(address) in the profile")
     }
-    guard definition.properties.contains(property) else {
-      throw GATTError(.notSupported, "\(address) does not have the \(property) property")
-    }
     let centrals = subscribed[address] ?? []
-    guard !centrals.isEmpty else { throw GATTError(.noSubscribers, "no central is subscribed to \(address)") }
-    let limit = centrals.map { (mtus[$0] ?? 23) - 3 }.min() ?? 20
-    guard value.count <= limit else {
-      throw GATTError(.valueTooLong, "\(value.count) bytes do not fit ATT_MTU − 3 = \(limit) for \(address)")
+    guard let first = centrals.first else { throw NotificationRule.noSubscribers(definition, at: address) }
+    var smallest = (mtu: mtus[first] ?? 23, central: first)
+    for central in centrals.dropFirst() where (mtus[central] ?? 23) < smallest.mtu {
+      smallest = (mtus[central] ?? 23, central)
     }
+    try NotificationRule.checkLength(
+      value.count, mtu: smallest.mtu, central: smallest.central, definition, at: address, sending: property)
     if let sockets = acquired[address], !sockets.isEmpty {
       var delivered = false
       for (number, socket) in sockets {

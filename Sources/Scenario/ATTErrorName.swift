@@ -1,5 +1,5 @@
-import GATT
 import Foundation
+import GATT
 
 /// ATT error names as scenarios write them (`write-not-permitted`, …).
 enum ATTErrorName {

@@ -102,8 +102,9 @@ public struct WritePattern: Hashable, Sendable, CustomStringConvertible {
   public func matches(_ bytes: [UInt8]) -> Bool {
     let subject =
       switch form {
-      case .hex: bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
-        .joined()
+      case .hex:
+        bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
+          .joined()
       case .text: String(decoding: bytes, as: UTF8.self)
       }
     guard let regex = try? Regex(expression) else { return false }

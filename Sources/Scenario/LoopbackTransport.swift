@@ -1,4 +1,5 @@
 import GATT
+import Loopback
 
 /// Runs a scenario in process, on a `LoopbackAir` with a `VirtualClock`:
 /// hours of device time in seconds, the same device output as on BlueZ for

@@ -577,7 +577,8 @@ struct ScenarioReader {
     case "samples":
       guard
         let fields = fields(
-          body, of: "a samples check", allowed: ["stream", "min-count", "max-count", "rate", "min", "max", "mean", "max-gap"],
+          body, of: "a samples check",
+          allowed: ["stream", "min-count", "max-count", "rate", "min", "max", "mean", "max-gap"],
           required: ["stream"]),
         let streamNode = fields["stream"], let stream = document.text(streamNode, "'stream'")
       else { return nil }
@@ -687,7 +688,8 @@ struct ScenarioReader {
       else { return nil }
       let within = fields["within"].flatMap { document.duration($0, "'within'") }
       if fields["within"] != nil, within == nil { return nil }
-      return Expectation(device: id, check: .centralSubscribed(characteristic: name, within: within), location: location)
+      return Expectation(
+        device: id, check: .centralSubscribed(characteristic: name, within: within), location: location)
     case "central-wrote":
       guard
         let fields = fields(
@@ -704,7 +706,7 @@ struct ScenarioReader {
         document.fail(.invalidValue, at: text, "give 'hex' or 'text', not both")
         return nil
       }
-      if (fields["hex"] != nil || fields["text"] != nil), pattern == nil { return nil }
+      if fields["hex"] != nil || fields["text"] != nil, pattern == nil { return nil }
       guard let count = count(fields, what: "a central-wrote check") else { return nil }
       return Expectation(
         device: id, check: .centralWrote(characteristic: name, pattern: pattern, count: count), location: location)
@@ -717,7 +719,11 @@ struct ScenarioReader {
       var again: [String] = []
       if let node = fields["subscribed-again"] {
         let items: [Node]
-        if case .scalar = node { items = [node] } else { items = document.sequence(node, of: "'subscribed-again'") ?? [] }
+        if case .scalar = node {
+          items = [node]
+        } else {
+          items = document.sequence(node, of: "'subscribed-again'") ?? []
+        }
         for item in items {
           guard let name = characteristic(item, of: device, description: description) else { return nil }
           again.append(name)
@@ -738,7 +744,8 @@ struct ScenarioReader {
       return Expectation(device: id, check: .noATTErrors, location: location)
     case "firmware-event":
       guard
-        let fields = fields(body, of: "a firmware-event check", allowed: ["name", "count", "min", "max"], required: ["name"]),
+        let fields = fields(
+          body, of: "a firmware-event check", allowed: ["name", "count", "min", "max"], required: ["name"]),
         let nameNode = fields["name"], let name = document.text(nameNode, "a firmware event's 'name'")
       else { return nil }
       let known = description?.firmwareEvents ?? []

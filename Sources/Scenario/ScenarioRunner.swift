@@ -89,7 +89,8 @@ public struct ScenarioRunner: Sendable {
     if mode != .host, scenario.duration == nil, !scenario.timeline.contains(where: { $0.action == .end }) {
       throw ScenarioError(
         .missingKey, file: scenario.file, line: 1, column: 1,
-        "\(mode == .endToEnd ? "an end-to-end run" : "a test") needs an end: give the scenario a 'duration' or an 'end' event")
+        "\(mode == .endToEnd ? "an end-to-end run" : "a test") needs an end: give the scenario a 'duration' or an 'end' event"
+      )
     }
 
     let clock = transport.clock

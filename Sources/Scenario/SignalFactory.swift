@@ -90,7 +90,8 @@ public struct SignalFactory: Sendable {
     do {
       return try make(spec, device: device.id, stream: stream, sampleRate: sampleRate)
     } catch {
-      throw Self.named(error, at: device.location(of: "streams.\(stream)"), what: "stream '\(stream)' of '\(device.id)'")
+      throw Self.named(
+        error, at: device.location(of: "streams.\(stream)"), what: "stream '\(stream)' of '\(device.id)'")
     }
   }
 

@@ -16,7 +16,8 @@ enum DeviceReference {
         lines.append(
           "    characteristic \(characteristic.uuid.uuidString) (\(characteristic.name)) "
             + "[\(characteristic.properties.bluezFlags.joined(separator: ", "))] as "
-            + model.profile.characteristicKey(at: CharacteristicAddress(service: service.uuid, characteristic: characteristic.uuid)))
+            + model.profile.characteristicKey(
+              at: CharacteristicAddress(service: service.uuid, characteristic: characteristic.uuid)))
       }
     }
     func line(_ spec: SettingSpec) -> String {

@@ -22,7 +22,8 @@ struct EndToEndCommand: AsyncParsableCommand {
   @Option(help: "Also write the results as JUnit XML to this file.")
   var junit: String?
 
-  @Option(help: "Also write a self-contained web page of the run: streams plotted, faults, the central's actions, verdicts.")
+  @Option(
+    help: "Also write a self-contained web page of the run: streams plotted, faults, the central's actions, verdicts.")
   var report: String?
 
   func run() async throws {

@@ -156,7 +156,8 @@ enum ScenarioSummary {
     var firmware: [String: Int] = [:]
     for event in activity.firmwareEvents { firmware[event.name, default: 0] += 1 }
     if !firmware.isEmpty {
-      parts.append("firmware: " + firmware.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)×" }.joined(separator: ", "))
+      parts.append(
+        "firmware: " + firmware.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)×" }.joined(separator: ", "))
     }
     return parts.joined(separator: "; ")
   }

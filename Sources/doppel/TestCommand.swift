@@ -33,7 +33,8 @@ struct TestCommand: AsyncParsableCommand {
   @Option(help: "Also write the results as JUnit XML to this file.")
   var junit: String?
 
-  @Option(help: "Also write a self-contained web page of the run: streams plotted, faults, the central's actions, verdicts.")
+  @Option(
+    help: "Also write a self-contained web page of the run: streams plotted, faults, the central's actions, verdicts.")
   var report: String?
 
   /// The central's command line: what follows `--` (``Doppel/main()`` turns
@@ -91,7 +92,8 @@ struct TestCommand: AsyncParsableCommand {
     Self.emit("test: '\(scenario.name)' over BlueZ, central: \(command.joined(separator: " "))")
     if clientSide > 0 {
       Self.emit(
-        "test: \(clientSide) client-side expectation(s) are not checked here: they judge Doppel's own client (doppel e2e)")
+        "test: \(clientSide) client-side expectation(s) are not checked here: they judge Doppel's own client (doppel e2e)"
+      )
     }
     let transport = options.bluezTransport()
     let interrupted = Atomic<Bool>(false)
@@ -126,8 +128,11 @@ struct TestCommand: AsyncParsableCommand {
     print("  \(outcome.succeeded ? "PASS" : "FAIL") \(central)")
     let passed = report.passed && outcome.succeeded && !interrupted.load(ordering: .acquiring)
     print("test: \(passed ? "PASS" : "FAIL")\(count > 1 ? " \(scenario.file)" : "")")
-    return (report, JUnitReport.Case(
-      name: "the central: \(command.joined(separator: " "))", passed: outcome.succeeded, message: central), passed)
+    return (
+      report,
+      JUnitReport.Case(
+        name: "the central: \(command.joined(separator: " "))", passed: outcome.succeeded, message: central), passed
+    )
   }
 
   /// Where the central should look: its adapter, and each device's name and address.

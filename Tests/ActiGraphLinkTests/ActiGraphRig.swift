@@ -2,6 +2,7 @@ import ActiGraphLink
 import ActiGraphLinkSDK
 import Foundation
 import GATT
+import Loopback
 import Synchronization
 import Testing
 

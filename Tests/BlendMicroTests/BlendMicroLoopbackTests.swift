@@ -1,6 +1,7 @@
 import BlendMicro
 import BlendMicroClient
 import GATT
+import Loopback
 import Signals
 import Testing
 

@@ -208,14 +208,14 @@ import Testing
     defer { try? FileManager.default.removeItem(at: folder) }
     for name in ["a", "b", "c"] {
       try """
-        scenario: shard-\(name)
-        duration: 2s
-        devices:
-          - id: board
-            model: blend-micro
-        expect:
-          - connected-within: 2s
-        """.write(to: folder.appendingPathComponent("\(name).yaml"), atomically: true, encoding: .utf8)
+      scenario: shard-\(name)
+      duration: 2s
+      devices:
+        - id: board
+          model: blend-micro
+      expect:
+        - connected-within: 2s
+      """.write(to: folder.appendingPathComponent("\(name).yaml"), atomically: true, encoding: .utf8)
     }
     let second = try run(["e2e", "--loopback", "--shard", "2/2", folder.path])
     #expect(second.status == 0, "\(second.error)")
@@ -247,18 +247,18 @@ import Testing
     defer { try? FileManager.default.removeItem(at: folder) }
     let file = folder.appendingPathComponent("missing.yaml").path
     try """
-      scenario: missing files
-      duration: 5s
-      devices:
-        - id: board
-          model: blend-micro
-          streams:
-            ecg: {csv: {file: no-such-recording.csv, time-column: t, column: v}}
-        - id: pico
-          model: emstat-pico
-          client:
-            script-file: no-such-script.mscr
-      """.write(toFile: file, atomically: true, encoding: .utf8)
+    scenario: missing files
+    duration: 5s
+    devices:
+      - id: board
+        model: blend-micro
+        streams:
+          ecg: {csv: {file: no-such-recording.csv, time-column: t, column: v}}
+      - id: pico
+        model: emstat-pico
+        client:
+          script-file: no-such-script.mscr
+    """.write(toFile: file, atomically: true, encoding: .utf8)
     let outcome = try run(["check", file])
     #expect(outcome.status == 2)
     #expect(outcome.error.contains("\(file):7:12: error: stream 'ecg' of 'board'"), "\(outcome.error)")

@@ -1,6 +1,7 @@
 import BlendMicro
 import DoppelKit
 import GATT
+import Loopback
 import Scenario
 import Signals
 import Testing

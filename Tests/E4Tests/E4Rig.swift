@@ -1,6 +1,7 @@
 import E4
 import E4Link
 import GATT
+import Loopback
 import Signals
 import Testing
 

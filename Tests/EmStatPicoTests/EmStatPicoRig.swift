@@ -1,6 +1,7 @@
 import EmStatPico
 import EmStatPicoClient
 import GATT
+import Loopback
 import MethodScriptFormat
 import Synchronization
 

@@ -1,4 +1,5 @@
 import GATT
+import Loopback
 import Synchronization
 
 /// A clock whose sleeps return at once, moving its time to their deadline:

@@ -275,7 +275,8 @@ import struct Scenario.SourceLocation
       (.at(.seconds(3)), "ecg", .acceptConnections(true)),
       (.after(event: "connected", device: "wrist", characteristic: nil, delay: .zero, count: 1), "wrist", .disconnect),
       (
-        .after(event: "subscribed", device: "wrist", characteristic: nil, delay: .milliseconds(1500), count: 1), "wrist",
+        .after(event: "subscribed", device: "wrist", characteristic: nil, delay: .milliseconds(1500), count: 1),
+        "wrist",
         .stall(.seconds(10), drop: false)
       ),
       (

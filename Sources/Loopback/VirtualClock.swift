@@ -1,3 +1,4 @@
+import GATT
 import Synchronization
 
 /// A clock whose time moves only when told to, so device and client logic run

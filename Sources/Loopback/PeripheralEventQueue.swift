@@ -1,3 +1,5 @@
+import GATT
+
 /// Delivers a hosted model's callbacks one at a time, in the order they were
 /// enqueued, each awaited before the next: the order of events on the link.
 final class PeripheralEventQueue: Sendable {

@@ -1,3 +1,5 @@
+import GATT
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)

@@ -1,3 +1,4 @@
+import GATT
 import Synchronization
 
 /// An in-process radio: hosts any number of device models and gives out

@@ -1,4 +1,5 @@
 import GATT
+import Loopback
 import Testing
 
 @Suite(.timeLimit(.minutes(1)))

@@ -1,4 +1,5 @@
 import GATT
+import Loopback
 
 /// A small device model for the loopback tests: a counter notified every
 /// 10 ms while subscribed, a control characteristic whose writes trigger

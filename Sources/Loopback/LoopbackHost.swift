@@ -1,3 +1,5 @@
+import GATT
+
 /// The `PeripheralHost` the loopback air gives a hosted model.
 ///
 /// Notifications and indications go straight into the subscribed centrals'
@@ -55,22 +57,14 @@ struct LoopbackHost: PeripheralHost {
   )
     throws(GATTError)
   {
-    let what = kind == .notify ? "notification" : "indication"
     try air.state.withLock { state throws(GATTError) in
       guard let index = state.peripherals.firstIndex(where: { $0.id == peripheral }),
         state.peripherals[index].generation == generation
       else {
         throw GATTError(.notFound, "peripheral \(peripheral) is no longer hosted")
       }
-      guard let definition = state.peripherals[index].profile.characteristic(at: characteristic) else {
-        throw GATTError(.notFound, "\(peripheral) has no characteristic \(characteristic)")
-      }
-      guard definition.properties.contains(kind) else {
-        throw GATTError(
-          .notSupported,
-          "\(definition.name) (\(characteristic)) cannot send a \(what); its properties are \(definition.properties)"
-        )
-      }
+      let definition = try NotificationRule.definition(
+        in: state.peripherals[index].profile, at: characteristic, sending: kind)
       // The subscribed links, oldest first, found without building arrays
       // in the common case of one: this runs for every notification.
       var first: UInt64?
@@ -85,15 +79,10 @@ struct LoopbackHost: PeripheralHost {
         }
         if first == nil { first = serial } else { others.append(serial) }
       }
-      guard let first else {
-        throw GATTError(
-          .noSubscribers, "no central is subscribed to \(definition.name) (\(characteristic))")
-      }
+      guard let first else { throw NotificationRule.noSubscribers(definition, at: characteristic) }
       if let tooSmall {
-        throw GATTError(
-          .valueTooLong,
-          "\(what) of \(value.count) bytes on \(definition.name) (\(characteristic)) exceeds ATT_MTU - 3 = "
-            + "\(tooSmall.mtu - 3) bytes for central \(tooSmall.central)")
+        try NotificationRule.checkLength(
+          value.count, mtu: tooSmall.mtu, central: tooSmall.central, definition, at: characteristic, sending: kind)
       }
       func deliver(on serial: UInt64) {
         for listener in state.links[serial]!.listeners where listener.characteristic == characteristic {

@@ -1,3 +1,5 @@
+import GATT
+
 /// A connection made by a `LoopbackCentral`.
 ///
 /// Requests go through the peripheral's event queue, so the model sees them

@@ -1,3 +1,5 @@
+import GATT
+
 /// Everything the loopback air knows, guarded by the air's lock: hosted
 /// peripherals, links, scans, pending connections.
 ///

@@ -1,3 +1,4 @@
+import GATT
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,3 +1,5 @@
+import GATT
+
 /// A central on a `LoopbackAir`, as a client stack uses it through `CentralLink`.
 public struct LoopbackCentral: CentralLink {
   let air: LoopbackAir

@@ -1,4 +1,5 @@
 import GATT
+import Loopback
 import Synchronization
 import Testing
 
