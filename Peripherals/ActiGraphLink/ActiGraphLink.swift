@@ -31,7 +31,7 @@ public actor ActiGraphLink: PeripheralModel {
   private var sources: [any SignalSource]
   private var sourceOrigin: Duration = .zero
   private var host: (any PeripheralHost)?
-  private var timeline: (@Sendable () -> Duration)?
+  private var timeline: Stopwatch?
   private var connected: [CentralID] = []
   private var assembler = LinkMessageAssembler()
   /// Whether a message is being sent, and who waits to send: messages go out whole, one at a time.
@@ -117,7 +117,7 @@ public actor ActiGraphLink: PeripheralModel {
   }
 
   /// The device clock now (Unix seconds).
-  public var deviceTime: Double { configuration.clockTime + Self.seconds(now()) }
+  public var deviceTime: Double { configuration.clockTime + now().seconds }
 
   // MARK: What scenarios trigger
 
@@ -140,7 +140,7 @@ public actor ActiGraphLink: PeripheralModel {
 
   public func start(host: any PeripheralHost) async {
     self.host = host
-    timeline = Self.stopwatch(host.clock)
+    timeline = Stopwatch(host.clock)
     sourceOrigin = .zero
   }
 
@@ -198,8 +198,8 @@ public actor ActiGraphLink: PeripheralModel {
       imuFlags = message.payload[0]
       await answer(message.kind, .ok)
     case .downloadEpochs:
-      guard !refusingConfiguration, let start = message.payload.uint32LE(at: 0),
-        let stop = message.payload.uint32LE(at: 4), message.payload.count == 8
+      guard !refusingConfiguration, let start = ByteReader.uint32(in: message.payload, at: 0),
+        let stop = ByteReader.uint32(in: message.payload, at: 4), message.payload.count == 8
       else {
         await answer(message.kind, .invalidConfiguration)
         return
@@ -242,13 +242,13 @@ public actor ActiGraphLink: PeripheralModel {
   public static let requestNames = ["get-status", "set-raw-stream", "set-imu", "download-epochs", "unknown-request"]
 
   private func statusPayload() -> [UInt8] {
-    var payload: [UInt8] = [UInt8((batteryLevel * 100).rounded())]
-    payload.appendLE(UInt32(max(0, deviceTime)))
-    payload.appendLE(logStart)
-    payload.appendLE(UInt32(logCount))
-    payload += [UInt8(configuration.rawRate), isStreamingRaw ? 1 : 0, imuFlags]
-    payload += Array(configuration.serialNumber.utf8)
-    return payload
+    var payload = ByteWriter([UInt8((batteryLevel * 100).rounded())])
+    payload.append(UInt32(max(0, deviceTime)))
+    payload.append(logStart)
+    payload.append(UInt32(logCount))
+    payload.append(contentsOf: [UInt8(configuration.rawRate), isStreamingRaw ? 1 : 0, imuFlags])
+    payload.append(contentsOf: configuration.serialNumber.utf8)
+    return payload.bytes
   }
 
   // MARK: Epoch download
@@ -256,10 +256,10 @@ public actor ActiGraphLink: PeripheralModel {
   private func startDownload(_ range: Range<Int>) async {
     let failAt = transferErrorPercent
     transferErrorPercent = nil
-    var header: [UInt8] = []
-    header.appendLE(UInt32(range.count))
-    header.appendLE(epoch(range.lowerBound).timestamp)
-    await post(LinkMessage(.downloadHeader, header))
+    var header = ByteWriter()
+    header.append(UInt32(range.count))
+    header.append(epoch(range.lowerBound).timestamp)
+    await post(LinkMessage(.downloadHeader, header.bytes))
     downloadTask = Task(executorPreference: Task.currentExecutorPreference) { [weak self] in
       await self?.download(range, failAt: failAt)
     }
@@ -274,11 +274,11 @@ public actor ActiGraphLink: PeripheralModel {
       var end = min(range.upperBound, index + perBatch)
       if let limit { end = min(end, range.lowerBound + limit) }
       if end <= index { break }
-      var payload: [UInt8] = []
-      payload.appendLE(UInt32(index - range.lowerBound))
+      var payload = ByteWriter()
+      payload.append(UInt32(index - range.lowerBound))
       payload.append(UInt8(end - index))
-      for i in index..<end { payload += epoch(i).wireBytes }
-      await post(LinkMessage(.epochBatch, payload))
+      for i in index..<end { payload.append(contentsOf: epoch(i).wireBytes) }
+      await post(LinkMessage(.epochBatch, payload.bytes))
       epochRecordsSent += end - index
       index = end
       do { try await host.clock.sleep(for: configuration.batchInterval) } catch { return }
@@ -308,28 +308,28 @@ public actor ActiGraphLink: PeripheralModel {
     let rate = configuration.rawRate
     let perBatch = rate / 10
     let started = now()
-    let startTime = configuration.clockTime + Self.seconds(started)
+    let startTime = configuration.clockTime + (started).seconds
     var sample = 0
     while !Task.isCancelled {
       let due = started + .milliseconds(100 * (sample / perBatch + 1))
       do { try await host.clock.sleep(for: due - now()) } catch { return }
       guard isStreamingRaw else { return }
       let time = startTime + Double(sample) / Double(rate)
-      var payload: [UInt8] = []
-      payload.appendLE(UInt32(time))
-      payload.appendLE(UInt16((time - time.rounded(.down)) * 1000))
-      payload += [UInt8(rate), UInt8(perBatch)]
+      var payload = ByteWriter(capacity: 8 + 6 * perBatch)
+      payload.append(UInt32(time))
+      payload.append(UInt16((time - time.rounded(.down)) * 1000))
+      payload.append(contentsOf: [UInt8(rate), UInt8(perBatch)])
       for n in 0..<perBatch {
-        let t = Self.seconds(started - sourceOrigin) + Double(sample + n) / Double(rate)
+        let t = (started - sourceOrigin).seconds + Double(sample + n) / Double(rate)
         for axis in 0..<3 {
           let g = sources[axis].value(at: t) ?? 0
           let code = Int16(clamping: Int((g * Self.rawCountsPerG).rounded()))
-          payload.appendLE(UInt16(bitPattern: code))
+          payload.append(code)
         }
       }
       sample += perBatch
       rawSamplesSent += perBatch
-      await post(LinkMessage(.rawBatch, payload))
+      await post(LinkMessage(.rawBatch, payload.bytes))
     }
   }
 
@@ -401,12 +401,4 @@ public actor ActiGraphLink: PeripheralModel {
 
   private func now() -> Duration { timeline?() ?? .zero }
 
-  static func seconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-  }
-
-  private static func stopwatch<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {
-    let start = clock.now
-    return { start.duration(to: clock.now) }
-  }
 }

@@ -1,3 +1,5 @@
+import GATT
+
 /// One 60 s epoch in the device's log (the EPOCH4 fields: counts per axis,
 /// steps, heart rate, wear).
 public struct EpochRecord: Hashable, Sendable {
@@ -30,12 +32,11 @@ public struct EpochRecord: Hashable, Sendable {
 
   /// x, y, z (u16 LE), steps, heart rate, wear.
   public var wireBytes: [UInt8] {
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(Self.wireLength)
-    bytes.appendLE(xCounts)
-    bytes.appendLE(yCounts)
-    bytes.appendLE(zCounts)
-    bytes += [steps, heartRate, wearDetect]
-    return bytes
+    var bytes = ByteWriter(capacity: Self.wireLength)
+    bytes.append(xCounts)
+    bytes.append(yCounts)
+    bytes.append(zCounts)
+    bytes.append(contentsOf: [steps, heartRate, wearDetect])
+    return bytes.bytes
   }
 }

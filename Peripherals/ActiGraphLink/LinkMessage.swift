@@ -1,3 +1,5 @@
+import GATT
+
 /// One message of the ActiGraph Link emulation profile (README.md): a type
 /// byte, a little-endian 16-bit payload length, and the payload. Messages
 /// are split into chunks of at most ATT_MTU − 3 bytes; the receiver joins
@@ -91,7 +93,7 @@ public struct LinkMessageAssembler: Sendable {
     buffer += chunk
     var messages: [LinkMessage] = []
     while buffer.count >= LinkMessage.headerLength {
-      let length = Int(buffer[1]) | Int(buffer[2]) << 8
+      guard let length = ByteReader.uint16(in: buffer, at: 1).map(Int.init) else { break }
       guard buffer.count >= LinkMessage.headerLength + length else { break }
       messages.append(
         LinkMessage(
@@ -103,20 +105,4 @@ public struct LinkMessageAssembler: Sendable {
 
   /// Forgets a partial message.
   public mutating func reset() { buffer = [] }
-}
-
-extension Array where Element == UInt8 {
-  mutating func appendLE(_ value: UInt16) {
-    append(UInt8(value & 0xFF))
-    append(UInt8(value >> 8))
-  }
-
-  mutating func appendLE(_ value: UInt32) {
-    for shift in stride(from: 0, to: 32, by: 8) { append(UInt8((value >> UInt32(shift)) & 0xFF)) }
-  }
-
-  func uint32LE(at offset: Int) -> UInt32? {
-    guard offset >= 0, offset + 4 <= count else { return nil }
-    return (0..<4).reduce(UInt32(0)) { $0 | UInt32(self[offset + $1]) << UInt32(8 * $1) }
-  }
 }

@@ -18,12 +18,6 @@ struct DeviceTimeline: Sendable {
 }
 
 extension Duration {
-  /// The duration in seconds, as a `Double`.
-  var seconds: Double {
-    let (seconds, attoseconds) = components
-    return Double(seconds) + Double(attoseconds) / 1e18
-  }
-
   /// The duration in whole nanoseconds (rounded down).
   var nanoseconds: Int64 {
     let (seconds, attoseconds) = components

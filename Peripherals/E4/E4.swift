@@ -328,8 +328,9 @@ public actor E4: PeripheralModel {
     switch opcode {
     case E4Packet.startCommand:
       guard value.count == 5 || value.count == 7 else { throw .invalidAttributeValueLength }
-      let seconds = value[1...4].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-      let milliseconds = value.count == 7 ? UInt16(value[5]) | UInt16(value[6]) << 8 : 0
+      var reader = ByteReader(value, at: 1)
+      guard let seconds = reader.uint32() else { throw .invalidAttributeValueLength }
+      let milliseconds = reader.uint16() ?? 0
       guard milliseconds < 1000 else { throw .valueNotAllowed }
       guard isPoweredOn else { throw .unlikelyError }
       await startSession(at: Double(seconds) + Double(milliseconds) / 1000)

@@ -1,3 +1,5 @@
+import GATT
+
 /// The byte layouts of the E4 emulation profile (see README.md): how samples
 /// are quantised and packed into notifications.
 ///
@@ -66,8 +68,8 @@ public enum E4Packet {
 
   /// BVP notification: uint32 LE index of the first sample in the session, then int16 LE samples.
   public static func bvp(firstIndex: UInt32, codes: [Int16]) -> [UInt8] {
-    var bytes = littleEndian(firstIndex)
-    for code in codes { bytes += littleEndian(UInt16(bitPattern: code)) }
+    var bytes = ByteWriter.littleEndian(firstIndex)
+    for code in codes { bytes += ByteWriter.littleEndian(UInt16(bitPattern: code)) }
     return bytes
   }
 
@@ -77,39 +79,36 @@ public enum E4Packet {
     for sample in samples {
       bytes += [UInt8(bitPattern: sample.x), UInt8(bitPattern: sample.y), UInt8(bitPattern: sample.z)]
     }
-    return bytes + littleEndian(counter)
+    return bytes + ByteWriter.littleEndian(counter)
   }
 
   /// EDA notification: 24-bit big-endian raw values, then a uint16 LE packet counter.
   public static func eda(_ codes: [UInt32], counter: UInt16) -> [UInt8] {
     var bytes: [UInt8] = []
     for code in codes { bytes += [UInt8(code >> 16 & 0xFF), UInt8(code >> 8 & 0xFF), UInt8(code & 0xFF)] }
-    return bytes + littleEndian(counter)
+    return bytes + ByteWriter.littleEndian(counter)
   }
 
   /// Temperature notification: uint16 LE raw values, a uint16 LE packet counter, two zero bytes.
   public static func temperature(_ codes: [UInt16], counter: UInt16) -> [UInt8] {
     var bytes: [UInt8] = []
-    for code in codes { bytes += littleEndian(code) }
-    return bytes + littleEndian(counter) + [0, 0]
+    for code in codes { bytes += ByteWriter.littleEndian(code) }
+    return bytes + ByteWriter.littleEndian(counter) + [0, 0]
   }
 
   /// IBI notification: uint32 LE BVP sample index of the beat, uint16 LE interval in BVP samples (1/64 s).
   public static func interbeatInterval(beatIndex: UInt32, samples: UInt16) -> [UInt8] {
-    littleEndian(beatIndex) + littleEndian(samples)
+    ByteWriter.littleEndian(beatIndex) + ByteWriter.littleEndian(samples)
   }
 
   /// Battery value: uint8 percent, float64 LE Unix time of the reading.
   public static func battery(percent: UInt8, time: Double) -> [UInt8] {
-    [percent] + littleEndian(time.bitPattern)
+    [percent] + ByteWriter.littleEndian(time.bitPattern)
   }
 
   /// Control event: event code, float64 LE Unix time.
   public static func controlEvent(_ code: UInt8, time: Double) -> [UInt8] {
-    [code] + littleEndian(time.bitPattern)
+    [code] + ByteWriter.littleEndian(time.bitPattern)
   }
 
-  static func littleEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
-    (0..<(T.bitWidth / 8)).map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) }
-  }
 }

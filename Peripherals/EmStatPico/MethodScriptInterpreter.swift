@@ -71,7 +71,7 @@ struct MethodScriptInterpreter: Sendable {
   /// further output if the task is cancelled.
   mutating func run<C: Clock<Duration>>(_ script: MethodScript, clock: C) async {
     let start = clock.now
-    elapsed = { Self.seconds(start.duration(to: clock.now)) }
+    elapsed = { start.duration(to: clock.now).seconds }
     do {
       do {
         try await execute(script.statements, clock: clock, abortable: true)
@@ -85,11 +85,6 @@ struct MethodScriptInterpreter: Sendable {
     } catch {
       // Cancelled: the device was reset or stopped.
     }
-  }
-
-  static func seconds(_ duration: Duration) -> Double {
-    let (s, attoseconds) = duration.components
-    return Double(s) + Double(attoseconds) * 1e-18
   }
 
   private func value(_ argument: MethodScript.Argument) -> Double {

@@ -188,7 +188,7 @@ public struct ActiGraphLinkBinding: DeviceBinding {
     _ messages: AsyncStream<AGMessage>, inbox: SDKInbox, clock: any Clock<Duration>, observer: ClientObserver
   ) async {
     let id = device.id
-    let elapsed = Self.stopwatch(clock)
+    let elapsed = Stopwatch(clock)
     var downloadStart: Duration?
     for await message in messages {
       switch message.value {
@@ -247,10 +247,6 @@ public struct ActiGraphLinkBinding: DeviceBinding {
     }
   }
 
-  private static func stopwatch<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {
-    let start = clock.now
-    return { start.duration(to: clock.now) }
-  }
 }
 
 /// What the scenario client has learnt from the SDK's messages so far.

@@ -113,7 +113,7 @@ public struct E4Binding: DeviceBinding {
     let timeout = device.client[Self.connectTimeout]
     // Unix time for the start command, moving with the run's clock (virtual or wall).
     let origin = Date().timeIntervalSince1970.rounded()
-    let elapsed = Self.stopwatch(clock)
+    let elapsed = Stopwatch(clock)
     let api = EmpaticaAPI(
       link: context.link,
       authenticator: refuse ? E4LocalVerifier.refusingEveryKey() : E4LocalVerifier.acceptingAnyKey,
@@ -166,8 +166,4 @@ public struct E4Binding: DeviceBinding {
     return nil
   }
 
-  private static func stopwatch<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {
-    let start = clock.now
-    return { start.duration(to: clock.now) }
-  }
 }

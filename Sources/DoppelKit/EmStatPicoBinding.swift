@@ -240,12 +240,6 @@ public struct EmStatPicoBinding: DeviceBinding {
     }
   }
 
-  /// The time since this call, on `clock`.
-  private static func stopwatch<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {
-    let start = clock.now
-    return { start.duration(to: clock.now) }
-  }
-
   /// Sends the script and reports its output until it ends. A device error
   /// line is reported as the event `device-error` (not a client error).
   private func measure(
@@ -254,7 +248,7 @@ public struct EmStatPicoBinding: DeviceBinding {
   ) async throws {
     defer { pacer.cancel() }
     let id = device.id
-    let elapsed = Self.stopwatch(clock)
+    let elapsed = Stopwatch(clock)
     let pointsBefore = points
     var loopStart: (time: Duration, points: Int)?
     let stream = try await client.sendMethodScript(script)

@@ -1,4 +1,5 @@
 import Foundation
+import GATT
 import Synchronization
 
 /// Where a client stack reports what it observes during an end-to-end run:
@@ -13,7 +14,7 @@ public final class ClientObserver: Sendable {
   private let devices = Mutex<[String: DeviceObservations]>([:])
   /// The streams' statistics, apart: every sample goes there.
   private let streams = Mutex(StreamTable())
-  private let elapsed: @Sendable () -> Duration
+  private let elapsed: Stopwatch
   private let progress: @Sendable (String) -> Void
   private let live: LiveSample?
 
@@ -28,14 +29,9 @@ public final class ClientObserver: Sendable {
   public init(
     clock: any Clock<Duration>, progress: @escaping @Sendable (String) -> Void = { _ in }, live: LiveSample? = nil
   ) {
-    self.elapsed = Self.stopwatch(clock)
+    self.elapsed = Stopwatch(clock)
     self.progress = progress
     self.live = live
-  }
-
-  private static func stopwatch<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {
-    let start = clock.now
-    return { start.duration(to: clock.now) }
   }
 
   /// Seconds since the start of the run.

@@ -1,3 +1,5 @@
+import GATT
+
 /// Durations as scenarios write them: `250ms`, `10s`, `1.5s`, `2m`, `1h`,
 /// `1h30m`, `24h`.
 public enum ScenarioDuration {
@@ -35,13 +37,6 @@ public enum ScenarioDuration {
     }
     let ms = seconds * 1000
     return ms == ms.rounded() ? "\(Int(ms))ms" : "\(ms)ms"
-  }
-}
-
-extension Duration {
-  /// The duration in seconds, as a `Double`.
-  public var seconds: Double {
-    Double(components.seconds) + Double(components.attoseconds) / 1e18
   }
 }
 

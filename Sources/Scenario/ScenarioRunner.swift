@@ -94,7 +94,7 @@ public struct ScenarioRunner: Sendable {
     }
 
     let clock = transport.clock
-    let stopwatch = Self.stopwatch(clock)
+    let stopwatch = Stopwatch(clock)
     var running: [Running] = []
     let ended = EndFlag()
     var tasks: [Task<Void, Never>] = []
@@ -190,16 +190,11 @@ public struct ScenarioRunner: Sendable {
       firedEvents: await fired.lines, timeline: await fired.events)
   }
 
-  private static func stopwatch<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {
-    let start = clock.now
-    return { start.duration(to: clock.now) }
-  }
-
   /// Waits for an event's trigger, then applies its action once.
   private static func play(
     _ event: TimelineEvent, device: Running?, linkEvents: AsyncStream<ScenarioPeripheral.LinkEvent>?,
     clock: any Clock<Duration>, signals: SignalFactory, ended: EndFlag,
-    fired: FiredLog, stopwatch: @escaping @Sendable () -> Duration, progress: @escaping @Sendable (String) -> Void
+    fired: FiredLog, stopwatch: Stopwatch, progress: @escaping @Sendable (String) -> Void
   ) async {
     switch event.trigger {
     case .at(let time):

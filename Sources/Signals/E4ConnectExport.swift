@@ -138,7 +138,7 @@ public struct E4ConnectExport: Hashable, Sendable {
     }
     func rows(_ name: String) -> (file: String, rows: [Row])? {
       guard let text = files[name] else { return nil }
-      let rows = Row.split(text)
+      let rows = CSVTable(text).rows
       return rows.isEmpty ? nil : (paths[name] ?? name, rows)
     }
     if let (file, rows) = rows("BVP.csv") { bvp = try Self.series(rows, columns: 1, file: file)[0] }
@@ -240,58 +240,29 @@ public struct E4ConnectExport: Hashable, Sendable {
     return InterbeatIntervals(startTime: start, beats: beats)
   }
 
-  /// One non-blank line of a CSV file, split into comma-separated fields.
-  private struct Row {
-    struct Field {
-      /// The field's text without surrounding spaces.
-      var text: String
-      /// 1-based column of the field's first character.
-      var column: Int
-    }
+  private typealias Row = CSVTable.Row
+}
 
-    var line: Int
-    var fields: [Field]
-    /// 1-based column just past the line's end.
-    var end: Int
-
-    static func split(_ text: String) -> [Row] {
-      var rows: [Row] = []
-      // "\r\n" is one Character in Swift, and a newline.
-      for (index, line) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
-        guard line.contains(where: { !$0.isWhitespace }) else { continue }
-        var fields: [Field] = []
-        var column = 1
-        for part in line.split(separator: ",", omittingEmptySubsequences: false) {
-          let leading = part.prefix { $0 == " " || $0 == "\t" }.count
-          let text = part.trimmingCharacters(in: .whitespaces)
-          fields.append(Field(text: text, column: column + leading))
-          column += part.count + 1
-        }
-        rows.append(Row(line: index + 1, fields: fields, end: line.count + 1))
-      }
-      return rows
+extension CSVTable.Row {
+  func number(_ index: Int, file: String, what: String) throws(E4ConnectExportError) -> Double {
+    let field = fields[index]
+    guard let value = Double(field.text), value.isFinite else {
+      let found = field.text.isEmpty ? "an empty field" : "'\(field.text)'"
+      throw E4ConnectExportError(
+        file: file, line: line, column: field.column, "expected a number (\(what)), found \(found)")
     }
+    return value
+  }
 
-    func number(_ index: Int, file: String, what: String) throws(E4ConnectExportError) -> Double {
-      let field = fields[index]
-      guard let value = Double(field.text), value.isFinite else {
-        let found = field.text.isEmpty ? "an empty field" : "'\(field.text)'"
-        throw E4ConnectExportError(
-          file: file, line: line, column: field.column, "expected a number (\(what)), found \(found)")
-      }
-      return value
+  func numbers(count: Int, file: String, what: String) throws(E4ConnectExportError) -> [Double] {
+    guard fields.count == count else {
+      let column = fields.count > count ? fields[count].column : end
+      throw E4ConnectExportError(
+        file: file, line: line, column: column,
+        "expected \(count) field\(count == 1 ? "" : "s") (\(what)), found \(fields.count)")
     }
-
-    func numbers(count: Int, file: String, what: String) throws(E4ConnectExportError) -> [Double] {
-      guard fields.count == count else {
-        let column = fields.count > count ? fields[count].column : end
-        throw E4ConnectExportError(
-          file: file, line: line, column: column,
-          "expected \(count) field\(count == 1 ? "" : "s") (\(what)), found \(fields.count)")
-      }
-      var result: [Double] = []
-      for index in 0..<count { result.append(try number(index, file: file, what: what)) }
-      return result
-    }
+    var result: [Double] = []
+    for index in 0..<count { result.append(try number(index, file: file, what: what)) }
+    return result
   }
 }

@@ -19,11 +19,7 @@ struct E4Rig {
   /// Unix time now, as the client's wall clock reads it.
   var unixTime: @Sendable () -> Double {
     let clock = self.clock
-    return { E4Rig.epoch + E4Rig.seconds(clock.now.offset) }
-  }
-
-  static func seconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    return { E4Rig.epoch + (clock.now.offset).seconds }
   }
 
   func api(_ authenticator: any E4Authenticator = E4LocalVerifier.acceptingAnyKey) throws -> EmpaticaAPI {

@@ -30,14 +30,10 @@ struct EmStatPicoThroughputTests {
     """
   }
 
-  static func seconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-  }
-
   @Test func interpreterPointsPerSecond() async throws {
     let started = ContinuousClock.now
     let lines = try await EmStatPicoPhysicsTests.run(Self.ca(seconds: 50), cell: .dummy, currentNoise: 1e-4)
-    let elapsed = Self.seconds(ContinuousClock.now - started)
+    let elapsed = (ContinuousClock.now - started).seconds
     let points = lines.filter { $0.hasPrefix("P") }.count
     #expect(points == 50_000)
     let rate = Double(points) / elapsed
@@ -54,7 +50,7 @@ struct EmStatPicoThroughputTests {
     try await client.connect(timeout: .seconds(5))
     let started = ContinuousClock.now
     let (events, error) = try await rig.run(Self.ca(seconds: 5), on: client, device: model)
-    let elapsed = Self.seconds(ContinuousClock.now - started)
+    let elapsed = (ContinuousClock.now - started).seconds
     #expect(error == nil)
     let points = EmStatPicoRig.packages(events).count
     #expect(points == 5_000)

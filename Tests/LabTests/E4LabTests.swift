@@ -104,8 +104,10 @@ extension LabTests {
     @Test(.enabled(if: Lab.adapterNames.count >= 4, "needs four adapters"), .timeLimit(.minutes(5)))
     func twoWristbandsStreamSixtySecondsWithNoGap() async throws {
       try await LabSession.run { lab in
-        async let first = Self.stream(lab: lab, name: "Empatica E4 A", serial: "LAB00A", host: 0, central: 1, seconds: 60)
-        async let second = Self.stream(lab: lab, name: "Empatica E4 B", serial: "LAB00B", host: 2, central: 3, seconds: 60)
+        async let first = Self.stream(
+          lab: lab, name: "Empatica E4 A", serial: "LAB00A", host: 0, central: 1, seconds: 60)
+        async let second = Self.stream(
+          lab: lab, name: "Empatica E4 B", serial: "LAB00B", host: 2, central: 3, seconds: 60)
         let (a, b) = try await (first, second)
         print("lab two e4s, 60 s each: A \(a), B \(b)")
       }

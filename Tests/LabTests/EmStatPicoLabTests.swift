@@ -109,7 +109,7 @@ extension LabTests {
         #expect(ca.packages.allSatisfy { abs(($0.current ?? 0) - 20e-6) <= 0.5e-9 * 1.000_001 })
         #expect(await model.notificationsDropped == 0)
         print(
-          "EmStatPicoLabTests: CA 1000 points delivered in \(elapsed) (\(1000 / EmStatPicoLabTests.seconds(elapsed)) points/s)"
+          "EmStatPicoLabTests: CA 1000 points delivered in \(elapsed) (\(1000 / elapsed.seconds) points/s)"
         )
         await client.disconnect()
       }
@@ -166,8 +166,8 @@ extension LabTests {
               if case .loopStarted = event { loopStarted.withLock { $0 = ContinuousClock.now } }
             }
             let ended = ContinuousClock.now
-            let elapsed = Self.seconds(ended - started)
-            let loop = Self.seconds(ended - (loopStarted.withLock { $0 } ?? started))
+            let elapsed = (ended - started).seconds
+            let loop = (ended - (loopStarted.withLock { $0 } ?? started)).seconds
             #expect(run.packages.count == 1_000 * seconds, "\(payload)-byte notifications, \(path)")
             #expect(run.packages.allSatisfy { abs(($0.current ?? 0) - 20e-6) <= 0.5e-9 * 1.000_001 })
             #expect(await model.notificationsDropped == 0)
@@ -184,8 +184,5 @@ extension LabTests {
       for line in figures { print("EmStatPicoLabBenchmark: \(line)") }
     }
 
-    static func seconds(_ duration: Duration) -> Double {
-      Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
   }
 }

@@ -242,7 +242,10 @@ public actor AGDeviceSDK {
     }
     if let epoch = request.epoch {
       pending.append(.epoch(start: epoch.startText, stop: epoch.stopText))
-      await send(.downloadEpochs, AGWire.le(UInt32(clamping: epoch.start)) + AGWire.le(UInt32(clamping: epoch.stop)))
+      var range = ByteWriter()
+      range.append(UInt32(clamping: epoch.start))
+      range.append(UInt32(clamping: epoch.stop))
+      await send(.downloadEpochs, range.bytes)
     }
   }
 
@@ -287,36 +290,40 @@ public actor AGDeviceSDK {
       case (.busy, _): fail(.configurationFailed, "the device is busy")
       default: fail(.configurationFailed, "the device refused the configuration")
       }
-    case .status where payload.count >= 16:
+    case .status:
+      var reader = ByteReader(payload)
+      guard let battery = reader.uint8(), let deviceTime = reader.uint32(), let start = reader.uint32(),
+        let count = reader.uint32(), let rate = reader.uint8(), let streaming = reader.uint8(), reader.remaining >= 1
+      else { return }
       if let index = pending.firstIndex(where: { if case .status = $0 { true } else { false } }) {
         pending.remove(at: index)
       }
-      let start = Int64(AGWire.uint32(payload, 5))
-      let count = Int(AGWire.uint32(payload, 9))
-      rawRate = Int(payload[13])
+      rawRate = Int(rate)
       emit(
         .status(
           AGDeviceStatus(
-            device: serial, battery: Int(payload[0]), deviceTime: Int64(AGWire.uint32(payload, 1)),
-            epochStart: start, epochStop: start + Int64(max(0, count - 1) * 60), epochCount: count,
-            rawSampleRate: Int(payload[13]), rawStreaming: payload[14] == 1)))
-    case .downloadHeader where payload.count >= 8:
-      guard download != nil else { return }
-      download?.total = Int(AGWire.uint32(payload, 0))
-      download?.firstTimestamp = Int64(AGWire.uint32(payload, 4))
+            device: serial, battery: Int(battery), deviceTime: Int64(deviceTime),
+            epochStart: Int64(start), epochStop: Int64(start) + Int64(max(0, Int(count) - 1) * 60),
+            epochCount: Int(count), rawSampleRate: Int(rate), rawStreaming: streaming == 1)))
+    case .downloadHeader:
+      var reader = ByteReader(payload)
+      guard download != nil, let total = reader.uint32(), let firstTimestamp = reader.uint32() else { return }
+      download?.total = Int(total)
+      download?.firstTimestamp = Int64(firstTimestamp)
       emit(.epochDownload(state: .started, progress: 0))
-    case .epochBatch where payload.count >= 5:
-      guard var current = download else { return }
-      let first = Int(AGWire.uint32(payload, 0))
-      let count = Int(payload[4])
-      guard payload.count >= 5 + count * AGWire.epochRecordLength else { return }
-      for n in 0..<count {
-        let o = 5 + n * AGWire.epochRecordLength
+    case .epochBatch:
+      var reader = ByteReader(payload)
+      guard var current = download, let first = reader.uint32(), let count = reader.uint8(),
+        reader.remaining >= Int(count) * AGWire.epochRecordLength
+      else { return }
+      for n in 0..<Int(count) {
+        guard let x = reader.uint16(), let y = reader.uint16(), let z = reader.uint16(), let steps = reader.uint8(),
+          let heartRate = reader.uint8(), let wear = reader.uint8()
+        else { return }
         current.records.append(
           AGEpoch(
-            timestamp: current.firstTimestamp + Int64((first + n) * 60), xCounts: Int(AGWire.uint16(payload, o)),
-            yCounts: Int(AGWire.uint16(payload, o + 2)), zCounts: Int(AGWire.uint16(payload, o + 4)),
-            steps: Int(payload[o + 6]), heartRate: Int(payload[o + 7]), wearDetect: Int(payload[o + 8])))
+            timestamp: current.firstTimestamp + Int64((Int(first) + n) * 60), xCounts: Int(x), yCounts: Int(y),
+            zCounts: Int(z), steps: Int(steps), heartRate: Int(heartRate), wearDetect: Int(wear)))
       }
       let progress = current.total == 0 ? 0 : current.records.count * 100 / current.total
       if progress > current.lastProgress, progress < 100 {
@@ -333,17 +340,22 @@ public actor AGDeviceSDK {
       } else {
         fail(.wirelessTransferError, "at \(current.lastProgress)%")
       }
-    case .rawBatch where payload.count >= 8:
-      let timestamp = Int64(AGWire.uint32(payload, 0))
-      let count = Int(payload[7])
-      guard payload.count >= 8 + count * 6 else { return }
-      let samples = (0..<count).map { n in
-        let o = 8 + n * 6
-        func g(_ at: Int) -> Double { Double(Int16(bitPattern: AGWire.uint16(payload, at))) / AGWire.rawCountsPerG }
-        return AGAcceleration(x: g(o), y: g(o + 2), z: g(o + 4))
+    case .rawBatch:
+      var reader = ByteReader(payload)
+      guard let timestamp = reader.uint32(), let milliseconds = reader.uint16(), let rate = reader.uint8(),
+        let count = reader.uint8(), reader.remaining >= Int(count) * 6
+      else { return }
+      var samples: [AGAcceleration] = []
+      samples.reserveCapacity(Int(count))
+      for _ in 0..<Int(count) {
+        guard let x = reader.int16(), let y = reader.int16(), let z = reader.int16() else { return }
+        samples.append(
+          AGAcceleration(
+            x: Double(x) / AGWire.rawCountsPerG, y: Double(y) / AGWire.rawCountsPerG,
+            z: Double(z) / AGWire.rawCountsPerG))
       }
-      let time = Double(timestamp) + Double(AGWire.uint16(payload, 4)) / 1000
-      emit(.raw(device: serial, timestamp: timestamp, acceleration: samples, time: time, rate: Int(payload[6])))
+      let time = Double(timestamp) + Double(milliseconds) / 1000
+      emit(.raw(device: serial, timestamp: Int64(timestamp), acceleration: samples, time: time, rate: Int(rate)))
     default:
       break
     }

@@ -24,18 +24,12 @@ enum AGWire {
 
   /// A message as bytes: type, u16 LE length, payload.
   static func frame(_ kind: Kind, _ payload: [UInt8] = []) -> [UInt8] {
-    [kind.rawValue, UInt8(payload.count & 0xFF), UInt8(payload.count >> 8)] + payload
+    var frame = ByteWriter(capacity: 3 + payload.count)
+    frame.append(kind.rawValue)
+    frame.append(UInt16(clamping: payload.count))
+    frame.append(contentsOf: payload)
+    return frame.bytes
   }
-
-  static func uint16(_ bytes: [UInt8], _ offset: Int) -> UInt16 {
-    UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
-  }
-
-  static func uint32(_ bytes: [UInt8], _ offset: Int) -> UInt32 {
-    (0..<4).reduce(UInt32(0)) { $0 | UInt32(bytes[offset + $1]) << UInt32(8 * $1) }
-  }
-
-  static func le(_ value: UInt32) -> [UInt8] { (0..<4).map { UInt8((value >> UInt32(8 * $0)) & 0xFF) } }
 }
 
 /// Joins notification chunks into (type, payload) messages.
@@ -46,7 +40,7 @@ struct AGAssembler {
     buffer += chunk
     var messages: [(kind: UInt8, payload: [UInt8])] = []
     while buffer.count >= 3 {
-      let length = Int(buffer[1]) | Int(buffer[2]) << 8
+      guard let length = ByteReader.uint16(in: buffer, at: 1).map(Int.init) else { break }
       guard buffer.count >= 3 + length else { break }
       messages.append((buffer[0], Array(buffer[3..<3 + length])))
       buffer.removeFirst(3 + length)

@@ -70,12 +70,7 @@ public actor BlendMicroClient {
   public func readings() async throws -> BlendMicroReadings {
     guard let connection else { throw GATTError(.notConnected, "connect to a Blend Micro first") }
     let values = try await connection.notifications(of: Self.uartTX)
-    return BlendMicroReadings(notifications: values, elapsed: Self.stopwatch(clock))
-  }
-
-  private static func stopwatch<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {
-    let start = clock.now
-    return { start.duration(to: clock.now) }
+    return BlendMicroReadings(notifications: values, elapsed: Stopwatch(clock))
   }
 
   /// One notification: UTF-8 text of a decimal number, surrounding white

@@ -10,11 +10,11 @@ public struct BlendMicroReadings: AsyncSequence, Sendable {
 
   let notifications: NotificationStream
   /// Time since the subscription.
-  let elapsed: @Sendable () -> Duration
+  let elapsed: Stopwatch
 
   public struct AsyncIterator: AsyncIteratorProtocol {
     var notifications: NotificationStream.AsyncIterator
-    let elapsed: @Sendable () -> Duration
+    let elapsed: Stopwatch
 
     public mutating func next() async throws -> BlendMicroReading? {
       guard let bytes = try await notifications.next() else { return nil }

@@ -1,3 +1,5 @@
+import GATT
+
 /// Decodes the E4 profile's notifications (Peripherals/E4/README.md) into
 /// values and sample positions; `nil` for a packet of the wrong shape.
 public enum E4PacketDecoder {
@@ -5,11 +7,12 @@ public enum E4PacketDecoder {
   /// units): eight, or fewer in the last packet of a recording.
   public static func bvp(_ bytes: [UInt8]) -> (firstIndex: Int, values: [Double])? {
     guard (6...20).contains(bytes.count), bytes.count % 2 == 0 else { return nil }
-    let first = Int(uint32(bytes, at: 0))
-    let values = stride(from: 4, to: bytes.count, by: 2).map {
-      Double(Int16(bitPattern: uint16(bytes, at: $0))) / 16
-    }
-    return (first, values)
+    var reader = ByteReader(bytes)
+    guard let first = reader.uint32() else { return nil }
+    var values: [Double] = []
+    values.reserveCapacity(reader.remaining / 2)
+    while let value = reader.int16() { values.append(Double(value) / 16) }
+    return (Int(first), values)
   }
 
   /// Acceleration: the packet counter and the x, y, z triplets (1/64 g):
@@ -20,7 +23,8 @@ public enum E4PacketDecoder {
     let samples = stride(from: 0, to: end, by: 3).map {
       (x: Int8(bitPattern: bytes[$0]), y: Int8(bitPattern: bytes[$0 + 1]), z: Int8(bitPattern: bytes[$0 + 2]))
     }
-    return (uint16(bytes, at: end), samples)
+    guard let counter = ByteReader.uint16(in: bytes, at: end) else { return nil }
+    return (counter, samples)
   }
 
   /// GSR (EDA): the packet counter and six values (fewer in the last packet
@@ -28,11 +32,13 @@ public enum E4PacketDecoder {
   public static func gsr(_ bytes: [UInt8]) -> (counter: UInt16, values: [Double])? {
     guard (5...20).contains(bytes.count), (bytes.count - 2) % 3 == 0 else { return nil }
     let end = bytes.count - 2
-    let values = stride(from: 0, to: end, by: 3).map { offset -> Double in
-      let raw = UInt32(bytes[offset]) << 16 | UInt32(bytes[offset + 1]) << 8 | UInt32(bytes[offset + 2])
-      return raw == 0 ? 0 : 1_000_000 / Double(raw)
+    var reader = ByteReader(bytes)
+    var values: [Double] = []
+    while reader.offset < end, let raw = reader.uint24BigEndian() {
+      values.append(raw == 0 ? 0 : 1_000_000 / Double(raw))
     }
-    return (uint16(bytes, at: end), values)
+    guard let counter = reader.uint16() else { return nil }
+    return (counter, values)
   }
 
   /// Temperature: the packet counter and four values (fewer in the last
@@ -40,20 +46,27 @@ public enum E4PacketDecoder {
   public static func temperature(_ bytes: [UInt8]) -> (counter: UInt16, values: [Double])? {
     guard (6...12).contains(bytes.count), bytes.count % 2 == 0 else { return nil }
     let end = bytes.count - 4
-    let values = stride(from: 0, to: end, by: 2).map { Double(uint16(bytes, at: $0)) * 0.02 - 275.54 }
-    return (uint16(bytes, at: end), values)
+    var reader = ByteReader(bytes)
+    var values: [Double] = []
+    while reader.offset < end, let raw = reader.uint16() { values.append(Double(raw) * 0.02 - 275.54) }
+    guard let counter = reader.uint16() else { return nil }
+    return (counter, values)
   }
 
   /// IBI: the beat's BVP sample index in the session and the interval in seconds (1/64 s steps).
   public static func interbeatInterval(_ bytes: [UInt8]) -> (beatIndex: Int, interval: Double)? {
     guard bytes.count == 6 else { return nil }
-    return (Int(uint32(bytes, at: 0)), Double(uint16(bytes, at: 4)) / 64)
+    var reader = ByteReader(bytes)
+    guard let index = reader.uint32(), let interval = reader.uint16() else { return nil }
+    return (Int(index), Double(interval) / 64)
   }
 
   /// Battery: the level 0…1 (whole percent) and the device's Unix time of the reading.
   public static func battery(_ bytes: [UInt8]) -> (level: Double, timestamp: Double)? {
     guard bytes.count == 9, bytes[0] <= 100 else { return nil }
-    return (Double(bytes[0]) / 100, float64(bytes, at: 1))
+    var reader = ByteReader(bytes, at: 1)
+    guard let time = reader.float64() else { return nil }
+    return (Double(bytes[0]) / 100, time)
   }
 
   /// A control event from the wristband.
@@ -67,23 +80,12 @@ public enum E4PacketDecoder {
   /// Control: a tag or a power-off announcement; `nil` for unknown events.
   public static func control(_ bytes: [UInt8]) -> ControlEvent? {
     guard bytes.count == 9 else { return nil }
-    let time = float64(bytes, at: 1)
+    var reader = ByteReader(bytes, at: 1)
+    guard let time = reader.float64() else { return nil }
     switch bytes[0] {
     case 0x01: return .tag(time)
     case 0x02: return .poweringOff(time)
     default: return nil
     }
-  }
-
-  static func uint16(_ bytes: [UInt8], at offset: Int) -> UInt16 {
-    UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
-  }
-
-  static func uint32(_ bytes: [UInt8], at offset: Int) -> UInt32 {
-    (0..<4).reduce(UInt32(0)) { $0 | UInt32(bytes[offset + $1]) << ($1 * 8) }
-  }
-
-  static func float64(_ bytes: [UInt8], at offset: Int) -> Double {
-    Double(bitPattern: (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[offset + $1]) << ($1 * 8) })
   }
 }

@@ -25,14 +25,17 @@ public enum E4Profile {
   public static func startCommand(unixTime: Double) -> [UInt8] {
     let seconds = UInt32(clamping: Int64(unixTime.rounded(.down)))
     let milliseconds = UInt16(min(999, max(0, ((unixTime - Double(seconds)) * 1000).rounded(.down))))
-    return [0x01] + (0..<4).map { UInt8(truncatingIfNeeded: seconds >> ($0 * 8)) }
-      + [UInt8(milliseconds & 0xFF), UInt8(milliseconds >> 8)]
+    var command = ByteWriter([0x01], capacity: 7)
+    command.append(seconds)
+    command.append(milliseconds)
+    return command.bytes
   }
 
   /// The time a start command carries (what the wristband sets its clock to).
   public static func time(ofStartCommand command: [UInt8]) -> Double {
-    let seconds = command[1...4].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-    let milliseconds = command.count >= 7 ? UInt16(command[5]) | UInt16(command[6]) << 8 : 0
+    var reader = ByteReader(command, at: 1)
+    let seconds = reader.uint32() ?? 0
+    let milliseconds = reader.uint16() ?? 0
     return Double(seconds) + Double(milliseconds) / 1000
   }
 

@@ -1,4 +1,5 @@
 import BlendMicroClient
+import GATT
 
 #if canImport(FoundationEssentials)
   import FoundationEssentials
@@ -23,7 +24,7 @@ struct ECGWindow {
   private var first = 0
 
   init(length: Duration) {
-    self.length = Double(length.components.seconds) + Double(length.components.attoseconds) / 1e18
+    self.length = length.seconds
   }
 
   /// The time of the latest sample.

@@ -1,4 +1,5 @@
 import BlendMicroClient
+import GATT
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -126,7 +127,7 @@ public actor KardiaRelay {
   /// The event text for a sample: its amplitude and its time after `epoch`.
   private func event(for sample: ECGSample) -> String {
     let time = epoch.addingTimeInterval(
-      Double(sample.time.components.seconds) + Double(sample.time.components.attoseconds) / 1e18)
+      sample.time.seconds)
     return KardiaWire.event(amplitude: sample.amplitude, time: time)
   }
 
