@@ -15,6 +15,7 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
     .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+    .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
   ],
   targets: [
     // libdbus-1, as Debian's libdbus-1-dev ships it. Header shim only.
@@ -24,15 +25,15 @@ let package = Package(
       providers: [.apt(["libdbus-1-dev"])]
     ),
     // Swift D-Bus: connections, typed values, exported objects, signals.
-    .target(name: "DBus", dependencies: ["CDBus"]),
+    .target(name: "DBus", dependencies: ["CDBus", .product(name: "Logging", package: "swift-log")]),
     // Transport-neutral GATT vocabulary, the two seams (PeripheralHost, CentralLink) and the rules
     // every host enforces.
-    .target(name: "GATT"),
+    .target(name: "GATT", dependencies: [.product(name: "Logging", package: "swift-log")]),
     // The in-process implementation of both seams, with a virtual clock and an executor of its own
     // (beside BlueZ, as NIOEmbedded is beside NIOPosix).
-    .target(name: "Loopback", dependencies: ["GATT"]),
+    .target(name: "Loopback", dependencies: ["GATT", .product(name: "Logging", package: "swift-log")]),
     // BlueZ over D-Bus, both roles: implements the GATT seams.
-    .target(name: "BlueZ", dependencies: ["DBus", "GATT"]),
+    .target(name: "BlueZ", dependencies: ["DBus", "GATT", .product(name: "Logging", package: "swift-log")]),
     // Emulated devices: transport-neutral, on the GATT seam only.
     // Signal sources devices sample: generators, synthetic physiology, recordings.
     .target(name: "Signals"),
@@ -50,7 +51,10 @@ let package = Package(
     // Scenario files: format, validation, signal sources, timeline, faults, expectations, runner.
     .target(
       name: "Scenario",
-      dependencies: ["GATT", "Loopback", "Signals", .product(name: "Yams", package: "Yams")]
+      dependencies: [
+        "GATT", "Loopback", "Signals", .product(name: "Yams", package: "Yams"),
+        .product(name: "Logging", package: "swift-log"),
+      ]
     ),
     // Client stacks, shaped like the vendors' apps and SDKs.
     .target(name: "BlendMicroClient", dependencies: ["GATT"], path: "Sources/Clients/BlendMicroClient"),
@@ -80,7 +84,7 @@ let package = Package(
       dependencies: [
         "BlueZ", "DBus", "GATT", "Signals", "Scenario", "BlendMicro", "BlendMicroClient", "E4", "E4Link", "KardiaRelay",
         "ActiGraphLink", "ActiGraphLinkSDK",
-        "EmStatPico", "EmStatPicoClient", "MethodScriptFormat",
+        "EmStatPico", "EmStatPicoClient", "MethodScriptFormat", .product(name: "Logging", package: "swift-log"),
       ]
     ),
     .executableTarget(

@@ -1,5 +1,6 @@
 import DBus
 import GATT
+import Logging
 
 /// The central role on one adapter through BlueZ: discovery with a filter,
 /// connecting, and GATT client connections.
@@ -139,8 +140,10 @@ public struct BlueZCentral: CentralLink {
       } catch {
         throw GATTError(.notFound, "\(peripheral) is not known on \(adapter): scan for it first")
       }
+      Logger.bluez.debug("connecting", metadata: ["peripheral": "\(peripheral)", "adapter": "\(adapter)"])
       return try await withDeadline(timeout, "connecting to \(peripheral)") {
         _ = try await device.call(BlueZ.deviceInterface, "Connect", timeout: timeout)
+        Logger.bluez.debug("connected; waiting for its services", metadata: ["peripheral": "\(peripheral)"])
         if try await device.property(BlueZ.deviceInterface, "ServicesResolved").bool != true {
           for try await change in changes where change.body.first?.string == BlueZ.deviceInterface {
             if change.body[1].dictionary?["ServicesResolved"]?.bool == true { break }
@@ -149,9 +152,12 @@ public struct BlueZCentral: CentralLink {
             }
           }
         }
-        return try await BlueZCentralConnection.open(peripheral: peripheral, device: device, bus: bus)
+        let connection = try await BlueZCentralConnection.open(peripheral: peripheral, device: device, bus: bus)
+        Logger.bluez.info("connected, services resolved", metadata: ["peripheral": "\(peripheral)"])
+        return connection
       }
     } catch {
+      Logger.bluez.info("connecting failed", metadata: ["peripheral": "\(peripheral)", "error": "\(error)"])
       throw BlueZError.gattError(error, "connecting to \(peripheral) from \(adapter)")
     }
   }

@@ -1,5 +1,6 @@
 import DBus
 import GATT
+import Logging
 
 /// A GATT client connection through BlueZ: BlueZ's `Device1` and the
 /// `GattService1`/`GattCharacteristic1` objects it resolved below it.
@@ -221,6 +222,7 @@ public actor BlueZCentralConnection: CentralConnection {
     guard reason == nil else { return }
     let why: DisconnectReason = closingLocally ? .local : .remote
     reason = why
+    Logger.bluez.info("the link ended", metadata: ["peripheral": "\(peripheral)", "reason": "\(why)"])
     watch?.cancel()
     for sink in notificationSinks.values {
       if why == .local {

@@ -1,6 +1,7 @@
 import DBus
 import GATT
 import Glibc
+import Logging
 
 /// Hosts one device model on one adapter through BlueZ: its profile as a GATT
 /// application (`GattManager1.RegisterApplication`), its advertisement
@@ -107,7 +108,12 @@ public actor BlueZPeripheral: PeripheralHost {
       try await advertisement.export(on: bus) { _ in [] }
       _ = try await manager.call(
         BlueZ.advertisingManagerInterface, "RegisterAdvertisement", [.objectPath(advertisement.path), .properties([:])])
+      Logger.bluez.info(
+        "registered the GATT application and its advertisement",
+        metadata: ["device": "\(model.advertisement.localName ?? "?")", "adapter": "\(adapter)"])
     } catch {
+      Logger.bluez.error(
+        "registering failed", metadata: ["device": "\(model.advertisement.localName ?? "?")", "error": "\(error)"])
       await stop()
       throw BlueZError.gattError(error, "hosting \(model.advertisement.localName ?? "a device") on \(adapter)")
     }
@@ -128,6 +134,8 @@ public actor BlueZPeripheral: PeripheralHost {
           BlueZ.advertisingManagerInterface, "UnregisterAdvertisement", [.objectPath(advertisement.path)])
       }
       _ = try? await manager.call(BlueZ.gattManagerInterface, "UnregisterApplication", [.objectPath(objects.root)])
+      Logger.bluez.info(
+        "unregistered the GATT application", metadata: ["device": "\(model.advertisement.localName ?? "?")"])
     }
     try? await bus.unexport(advertisement.path)
     for socket in acquired.values.joined() { socket.socket.close() }
@@ -228,24 +236,43 @@ public actor BlueZPeripheral: PeripheralHost {
   // MARK: BlueZ's calls
 
   private nonisolated func methods(for address: CharacteristicAddress) -> GATTApplicationObjects.CharacteristicMethods {
+    let name = model.profile.characteristic(at: address)?.name ?? "\(address)"
+    let log = { @Sendable (method: String, options: [String: DBusValue], more: Logger.Metadata) in
+      var metadata: Logger.Metadata = ["characteristic": "\(name)"]
+      if let device = options["device"]?.objectPath.flatMap(BlueZ.address(ofDevice:)) {
+        metadata["central"] = "\(device)"
+      }
+      if let mtu = options["mtu"]?.int { metadata["mtu"] = "\(mtu)" }
+      Logger.bluez.debug("bluetoothd called \(method)", metadata: metadata.merging(more) { $1 })
+    }
     let acquireNotify: DBusOrderedMethodHandler = { call, reply in
       let options = call.body[0].dictionary ?? [:]
+      log("AcquireNotify", options, [:])
       Task { await self.acquireNotify(address, options: options, reply: reply) }
     }
     return .init(
       read: { call, reply in
         let options = call.body[0].dictionary ?? [:]
+        log("ReadValue", options, ["offset": "\(options["offset"]?.int ?? 0)"])
         Task { await self.read(address, options: options, reply: reply) }
       },
       write: { call, reply in
         let value = call.body[0].bytes ?? []
         let options = call.body[1].dictionary ?? [:]
+        log("WriteValue", options, ["bytes": "\(value.count)", "type": "\(options["type"]?.string ?? "request")"])
         // Queued synchronously: the order of writes is the order of arrival.
         self.enqueueWrite(address, value: value, options: options, reply: reply)
       },
-      startNotify: { _, reply in Task { await self.setNotifying(address, true, reply: reply) } },
-      stopNotify: { _, reply in Task { await self.setNotifying(address, false, reply: reply) } },
+      startNotify: { _, reply in
+        log("StartNotify", [:], [:])
+        Task { await self.setNotifying(address, true, reply: reply) }
+      },
+      stopNotify: { _, reply in
+        log("StopNotify", [:], [:])
+        Task { await self.setNotifying(address, false, reply: reply) }
+      },
       confirm: { _ in
+        log("Confirm", [:], [:])
         await self.confirmed(address)
         return []
       },
@@ -287,6 +314,7 @@ public actor BlueZPeripheral: PeripheralHost {
   private func noteCentral(_ central: CentralID, mtu: Int?) {
     if central.rawValue != "unknown", !connected.contains(central) { centralConnected(central) }
     if let mtu, mtus[central] != mtu {
+      Logger.bluez.debug("the link's MTU changed", metadata: ["central": "\(central)", "mtu": "\(mtu)"])
       mtus[central] = mtu
       events.yield(.mtu(mtu, central))
     }
@@ -343,6 +371,7 @@ public actor BlueZPeripheral: PeripheralHost {
   /// BlueZ closed a notification socket: the central unsubscribed (or left).
   private func notificationSocketClosed(_ address: CharacteristicAddress, _ number: Int) async {
     guard let index = acquired[address]?.firstIndex(where: { $0.number == number }) else { return }
+    Logger.bluez.debug("bluetoothd closed a notification socket", metadata: ["characteristic": "\(address)"])
     acquired[address]?.remove(at: index).socket.close()
     if acquired[address]?.isEmpty == true {
       acquired[address] = nil
@@ -417,6 +446,8 @@ public actor BlueZPeripheral: PeripheralHost {
 
   private func centralConnected(_ central: CentralID) {
     guard isRunning, !connected.contains(central) else { return }
+    Logger.bluez.info(
+      "a central connected", metadata: ["central": "\(central)", "device": "\(model.advertisement.localName ?? "?")"])
     connected.append(central)
     events.yield(.connected(central))
   }
@@ -431,6 +462,11 @@ public actor BlueZPeripheral: PeripheralHost {
       events.yield(.subscription(address, central, false))
     }
     let reason: DisconnectReason = disconnecting.remove(central) != nil ? .local : .remote
+    Logger.bluez.info(
+      "a central disconnected",
+      metadata: [
+        "central": "\(central)", "reason": "\(reason)", "device": "\(model.advertisement.localName ?? "?")",
+      ])
     events.yield(.disconnected(central, reason))
   }
 

@@ -1,5 +1,6 @@
 import CDBus
 import Dispatch
+import Logging
 import Synchronization
 
 /// A connection to a D-Bus message bus.
@@ -72,8 +73,16 @@ public actor DBusConnection {
         }
       }
     }
-    let connection = DBusConnection(raw: try opened.get().pointer, executor: executor, address: address)
-    try await connection.start()
+    let connection: DBusConnection
+    do {
+      connection = DBusConnection(raw: try opened.get().pointer, executor: executor, address: address)
+      try await connection.start()
+    } catch {
+      Logger.dbus.warning("cannot connect to the bus", metadata: ["bus": "\(bus)", "error": "\(error)"])
+      throw error
+    }
+    Logger.dbus.debug(
+      "connected to the bus", metadata: ["bus": "\(bus)", "name": "\(connection.uniqueName)"])
     return connection
   }
 
@@ -117,6 +126,7 @@ public actor DBusConnection {
   /// streams finish, exported objects disappear. Queued messages are flushed first.
   public func close() {
     guard isOpen else { return }
+    Logger.dbus.debug("closing the connection", metadata: ["name": "\(uniqueName)"])
     isOpen = false
     dbus_connection_flush(raw)
     loop.stop()

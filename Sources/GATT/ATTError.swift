@@ -31,6 +31,8 @@ public struct ATTError: Error, Hashable, Sendable, Codable, CustomStringConverti
   public static let attributeNotLong = ATTError(code: 0x0B)
   public static let insufficientEncryptionKeySize = ATTError(code: 0x0C)
   public static let invalidAttributeValueLength = ATTError(code: 0x0D)
+  // The Core Specification's own name for 0x0E ("Unlikely Error").
+  // swift-format-ignore: DontRepeatTypeInStaticProperties
   public static let unlikelyError = ATTError(code: 0x0E)
   public static let insufficientEncryption = ATTError(code: 0x0F)
   public static let unsupportedGroupType = ATTError(code: 0x10)

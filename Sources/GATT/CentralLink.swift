@@ -1,3 +1,5 @@
+import Logging
+
 /// What a central-side client stack sees of the transport (BlueZ, or the
 /// loopback): scanning and connecting.
 public protocol CentralLink: Sendable {
@@ -33,6 +35,7 @@ extension CentralLink {
       }
       group.addTask {
         try await clock.sleep(for: limit)
+        Logger.gatt.debug("the scan found nothing in time", metadata: ["what": "\(what)", "limit": "\(limit)"])
         throw GATTError(.timeout, "no \(what) found within \(limit)")
       }
       defer { group.cancelAll() }

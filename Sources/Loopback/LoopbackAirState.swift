@@ -1,4 +1,5 @@
 import GATT
+import Logging
 
 /// Everything the loopback air knows, guarded by the air's lock: hosted
 /// peripherals, links, scans, pending connections.
@@ -135,6 +136,8 @@ struct LoopbackAirState {
   ) -> UInt64 {
     let serial = makeSerial()
     let mtu = max(LoopbackAir.defaultMTU, min(centralMTU, hosted.preferredMTU))
+    Logger.gatt.debug(
+      "loopback link up", metadata: ["central": "\(central)", "peripheral": "\(hosted.id)", "mtu": "\(mtu)"])
     links[serial] = Link(
       serial: serial, central: central, peripheral: hosted.id, generation: hosted.generation,
       mtu: mtu)
@@ -160,6 +163,11 @@ struct LoopbackAirState {
   ) -> [Deferred] {
     guard var link = links[serial], link.isOpen else { return completion.map { [$0] } ?? [] }
     link.closedReason = centralReason
+    Logger.gatt.debug(
+      "loopback link down",
+      metadata: [
+        "central": "\(link.central)", "peripheral": "\(link.peripheral)", "reason": "\(peripheralReason)",
+      ])
     let subscriptions = link.subscriptions
     let listeners = link.listeners
     let observers = link.observers

@@ -1,4 +1,5 @@
 import GATT
+import Logging
 
 /// One client's life in a run, the same for every binding: connect (scan
 /// with a timeout and connect, the client stack's own way), serve the link
@@ -49,18 +50,21 @@ public struct ClientSession: Sendable {
       do {
         let connected = try await connect()
         client = connected
+        Logger.scenario.debug("client connected", metadata: ["device": "\(device)"])
         observer.event("connected", device: device)
         try await serve(connected)
         if Task.isCancelled {
           await close(connected)
           return
         }
+        Logger.scenario.debug("client's link ended", metadata: ["device": "\(device)"])
         observer.event("disconnected", device: device)
       } catch {
         if Task.isCancelled {
           if let client { await close(client) }
           return
         }
+        Logger.scenario.debug("client session: \(error)", metadata: ["device": "\(device)"])
         if let reason = await Self.disconnection(in: error, client: client, linkLost: linkLost) {
           observer.event("disconnected", device: device, detail: reason)
         } else {

@@ -23,10 +23,10 @@ final class ScenarioDocument {
     _ code: ScenarioError.Code, at node: Node?, _ message: String, expected: String? = nil, found: String? = nil,
     suggestion: String? = nil
   ) {
-    let where_ = location(node)
+    let place = location(node)
     errors.append(
       ScenarioError(
-        code, file: file, line: where_.line, column: where_.column, message, expected: expected, found: found,
+        code, file: file, line: place.line, column: place.column, message, expected: expected, found: found,
         suggestion: suggestion))
   }
 

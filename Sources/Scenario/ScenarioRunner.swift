@@ -1,5 +1,6 @@
 import Foundation
 import GATT
+import Logging
 import Signals
 import Synchronization
 
@@ -76,6 +77,8 @@ public struct ScenarioRunner: Sendable {
     stopWhen: @escaping @Sendable () -> Bool
   ) async throws -> ScenarioReport {
     let wallStart = ContinuousClock.now
+    Logger.scenario.info(
+      "run starts", metadata: ["scenario": "\(scenario.name)", "file": "\(scenario.file)", "mode": "\(mode)"])
     let signals = SignalFactory(scenario: scenario)
     var bound: [(DeviceSpec, any DeviceBinding)] = []
     for device in scenario.devices {
@@ -160,6 +163,8 @@ public struct ScenarioRunner: Sendable {
       throw error
     }
     let elapsed = stopwatch()
+    Logger.scenario.info(
+      "run ends", metadata: ["scenario": "\(scenario.name)", "elapsed": "\(ScenarioDuration.format(elapsed))"])
     // What the devices saw when the scenario ended, before the clients are stopped.
     var activity: [String: CentralActivity] = [:]
     for device in running { activity[device.spec.id] = device.peripheral.activity.snapshot }
@@ -219,11 +224,16 @@ public struct ScenarioRunner: Sendable {
     let now = stopwatch().seconds
     let line = String(format: "%8.3f s  %@: %@", now, event.device ?? "scenario", Self.describe(event.action))
     progress(line)
+    Logger.scenario.info(
+      "timeline event",
+      metadata: ["device": "\(event.device ?? "scenario")", "action": "\(Self.describe(event.action))"])
     await fired.append(
       ScenarioReport.FiredEvent(time: now, device: event.device, action: Self.describe(event.action)), line: line)
     do {
       try await apply(event.action, to: device, clock: clock, signals: signals, ended: ended)
     } catch {
+      Logger.scenario.warning(
+        "timeline event failed", metadata: ["at": "\(event.location)", "error": "\(error)"])
       progress("  \(event.location): '\(Self.describe(event.action))' failed: \(error)")
       await fired.append("  failed: \(error)")
     }

@@ -12,6 +12,8 @@ struct AdvertiseCommand: AsyncParsableCommand {
       \(SettingArguments.help(\.settings))
       """)
 
+  @OptionGroup var logging: LoggingOptions
+
   @Argument(help: "The device model (\(DeviceCatalog.models.joined(separator: ", "))).")
   var model: String
 
@@ -48,6 +50,7 @@ struct AdvertiseCommand: AsyncParsableCommand {
   }
 
   func run() async throws {
+    logging.bootstrap("advertise")
     let specs = DeviceCatalog.binding(for: model)?.description.settings ?? []
     let binding = try DeviceCatalog.makeBinding(
       model: model, name: name, serial: serial, adapter: adapter,

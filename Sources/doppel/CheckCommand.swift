@@ -7,6 +7,8 @@ struct CheckCommand: ParsableCommand {
     commandName: "check", abstract: "Check scenario files; print every problem with file:line:column.",
     discussion: "Exit status 0 when every file is valid, 2 when one is not.")
 
+  @OptionGroup var logging: LoggingOptions
+
   @Argument(help: "Scenario files (YAML).")
   var files: [String]
 
@@ -15,6 +17,7 @@ struct CheckCommand: ParsableCommand {
   }
 
   func run() throws {
+    logging.bootstrap("check")
     var invalid = 0
     for file in files {
       do {

@@ -15,6 +15,8 @@ struct EndToEndCommand: AsyncParsableCommand {
       2 when a scenario is invalid (then none runs).
       """)
 
+  @OptionGroup var logging: LoggingOptions
+
   @OptionGroup var selection: ScenarioSelection
 
   @OptionGroup var options: TransportOptions
@@ -27,6 +29,7 @@ struct EndToEndCommand: AsyncParsableCommand {
   var report: String?
 
   func run() async throws {
+    logging.bootstrap("e2e")
     let scenarios = try selection.load()
     for scenario in scenarios where scenario.expectations.isEmpty {
       printError("\(scenario.file): error: the scenario has no 'expect' section, so e2e has nothing to check")

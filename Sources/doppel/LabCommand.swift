@@ -16,6 +16,8 @@ struct LabCommand: ParsableCommand {
       names another. Exit status: COMMAND's, or 124 (timed out), 125 (the lab could not start).
       """)
 
+  @OptionGroup var logging: LoggingOptions
+
   @Option(name: .shortAndLong, help: "Virtual LE controllers to create.")
   var adapters: Int = 2
 
@@ -34,6 +36,7 @@ struct LabCommand: ParsableCommand {
   }
 
   func run() throws {
+    logging.bootstrap("lab")
     guard let script = Self.labScript() else {
       printError(
         "doppel lab: the lab script is not installed: run ci/install from a Doppel checkout, or set DOPPEL_LAB_SCRIPT")

@@ -8,12 +8,15 @@ struct RunCommand: AsyncParsableCommand {
     abstract: "Host a scenario's devices on their adapters and play its timeline until it ends (or Ctrl-C).",
     discussion: "Exit status 2 when the scenario is invalid.")
 
+  @OptionGroup var logging: LoggingOptions
+
   @Argument(help: "The scenario file (YAML; see Scenarios/README.md).")
   var file: String
 
   @OptionGroup var options: TransportOptions
 
   func run() async throws {
+    logging.bootstrap("run")
     let scenario: Scenario
     do {
       scenario = try DeviceCatalog.parser.parse(file: file)

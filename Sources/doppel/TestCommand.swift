@@ -26,6 +26,8 @@ struct TestCommand: AsyncParsableCommand {
       and every expectation held, 1 otherwise, 2 when a scenario or COMMAND is invalid.
       """)
 
+  @OptionGroup var logging: LoggingOptions
+
   @OptionGroup var selection: ScenarioSelection
 
   @OptionGroup var options: TransportOptions
@@ -46,6 +48,7 @@ struct TestCommand: AsyncParsableCommand {
   var command: [String] = []
 
   func run() async throws {
+    logging.bootstrap("test")
     let scenarios = try selection.load()
     if options.loopback {
       printError(

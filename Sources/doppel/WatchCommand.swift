@@ -16,6 +16,8 @@ struct WatchCommand: AsyncParsableCommand {
       \(SettingArguments.help(\.clientSettings))
       """)
 
+  @OptionGroup var logging: LoggingOptions
+
   @Option(help: "The adapter to scan from: hci name or address (default: the first that hosts no device).")
   var adapter: String?
 
@@ -48,6 +50,7 @@ struct WatchCommand: AsyncParsableCommand {
   }
 
   func run() async throws {
+    logging.bootstrap("watch")
     let specs = DeviceCatalog.binding(for: model)?.description.clientSettings ?? []
     let binding = try DeviceCatalog.makeBinding(
       model: model, name: name, serial: serial,

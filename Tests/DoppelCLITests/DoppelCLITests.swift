@@ -265,4 +265,38 @@ import Testing
     #expect(outcome.error.contains("no-such-recording.csv"))
     #expect(outcome.error.contains("\(file):11:20: error: cannot read the MethodSCRIPT file"), "\(outcome.error)")
   }
+
+  /// `--log-level` on every verb, `DOPPEL_LOG_LEVEL`, and the debug log file the lab asks for.
+  @Test func loggingIsSetOnEveryVerb() throws {
+    for verb in ["devices", "advertise", "watch", "check", "run", "e2e", "test", "lab"] {
+      let help = try run([verb, "--help"])
+      #expect(help.output.contains("--log-level"), "\(verb) has no --log-level")
+    }
+    let wrong = try run(["check", "--log-level", "nonsense", "Scenarios/e4/quick-start.yaml"])
+    #expect(wrong.status == 64)
+    #expect(wrong.error.contains("--log-level takes one of trace, debug, info"))
+    let wrongEnvironment = try run(
+      ["check", "Scenarios/e4/quick-start.yaml"], environment: ["DOPPEL_LOG_LEVEL": "loud"])
+    #expect(wrongEnvironment.status == 64)
+    #expect(wrongEnvironment.error.contains("DOPPEL_LOG_LEVEL takes one of"))
+    let scenario = "Scenarios/faults/e4-link-lost-mid-stream.yaml"
+    let quiet = try run(["e2e", "--loopback", scenario])
+    #expect(quiet.status == 0)
+    #expect(!quiet.error.contains("doppel.scenario"))
+    let debug = try run(["e2e", "--loopback", "--log-level", "debug", scenario])
+    #expect(debug.error.contains("doppel.scenario"))
+    #expect(debug.error.contains("run starts"))
+    #expect(debug.error.contains("loopback link down"))
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("doppel-logs-\(getpid())")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let kept = try run(
+      ["e2e", "--loopback", scenario], environment: ["DOPPEL_LOG_LEVEL": "info", "DOPPEL_LOG_DIR": folder.path])
+    #expect(kept.error.contains("timeline event"))
+    #expect(!kept.error.contains("loopback link down"))
+    let files = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+    let log = try #require(files.first { $0.hasPrefix("doppel-e2e-") })
+    let text = try String(contentsOf: folder.appendingPathComponent(log), encoding: .utf8)
+    #expect(text.contains("debug doppel.gatt: loopback link down"))
+  }
 }

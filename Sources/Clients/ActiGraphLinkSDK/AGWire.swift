@@ -10,13 +10,25 @@ enum AGWire {
     service: service, characteristic: BluetoothUUID(high: 0x5A6C_0003_7E3A_4B8D, low: 0x9F21_AC7A_61A4_E000))
 
   enum Kind: UInt8 {
-    case getStatus = 0x01, setRawStream = 0x02, setIMU = 0x03, downloadEpochs = 0x04
-    case acknowledge = 0x80, status = 0x81, downloadHeader = 0x84, epochBatch = 0x85, downloadEnd = 0x86
+    case getStatus = 0x01
+    case setRawStream = 0x02
+    case setIMU = 0x03
+    case downloadEpochs = 0x04
+    case acknowledge = 0x80
+    case status = 0x81
+    case downloadHeader = 0x84
+    case epochBatch = 0x85
+    case downloadEnd = 0x86
     case rawBatch = 0x90
   }
 
   enum Result: UInt8 {
-    case ok = 0, busy, invalidConfiguration, dateError, noData, transferError
+    case ok = 0
+    case busy
+    case invalidConfiguration
+    case dateError
+    case noData
+    case transferError
   }
 
   static let rawCountsPerG = 256.0
