@@ -2,6 +2,7 @@ import DBus
 import GATT
 import Glibc
 import Logging
+import Synchronization
 
 /// Hosts one device model on one adapter through BlueZ: its profile as a GATT
 /// application (`GattManager1.RegisterApplication`), its advertisement
@@ -52,6 +53,10 @@ public actor BlueZPeripheral: PeripheralHost {
   private let events: AsyncStream<Event>.Continuation
   private var eventTask: Task<Void, Never>?
   private var deviceWatch: Task<Void, Never>?
+  /// The unique name of `org.bluez`'s owner: only bluetoothd may drive the
+  /// device (every other caller of its methods gets `AccessDenied`).
+  private nonisolated let bluez = Mutex<String?>(nil)
+  private var ownerWatch: Task<Void, Never>?
 
   private var connected: [CentralID] = []
   private var mtus: [CentralID: Int] = [:]
@@ -99,13 +104,17 @@ public actor BlueZPeripheral: PeripheralHost {
     let stream = eventStream
     let model = self.model
     eventTask = Task { await Self.deliver(stream, to: model) }
+    try await watchBlueZOwner()
     try await watchDevices()
     try await objects.export(on: bus) { address in self.methods(for: address) }
     let manager = try DBusRemoteObject(connection: bus, destination: BlueZ.service, path: adapter.path)
     do {
       _ = try await manager.call(
         BlueZ.gattManagerInterface, "RegisterApplication", [.objectPath(objects.root), .properties([:])])
-      try await advertisement.export(on: bus) { _ in [] }
+      try await advertisement.export(on: bus) { [weak self] call in
+        guard self?.fromBlueZ(call, "Release") == true else { throw Self.accessDenied("Release") }
+        return []
+      }
       _ = try await manager.call(
         BlueZ.advertisingManagerInterface, "RegisterAdvertisement", [.objectPath(advertisement.path), .properties([:])])
       Logger.bluez.info(
@@ -142,6 +151,7 @@ public actor BlueZPeripheral: PeripheralHost {
     acquired.removeAll()
     await objects.unexport(on: bus)
     deviceWatch?.cancel()
+    ownerWatch?.cancel()
     events.finish()
     await eventTask?.value
     await model.stop()
@@ -195,7 +205,10 @@ public actor BlueZPeripheral: PeripheralHost {
       advertisementGeneration += 1
       let path = try objects.root.appending("advertisement\(advertisementGeneration)")
       advertisement = LEAdvertisementObject(path: path, data: data)
-      try await advertisement.export(on: bus) { _ in [] }
+      try await advertisement.export(on: bus) { [weak self] call in
+        guard self?.fromBlueZ(call, "Release") == true else { throw Self.accessDenied("Release") }
+        return []
+      }
     }
     if advertising, !isAdvertising {
       _ = try await manager.call(
@@ -235,6 +248,47 @@ public actor BlueZPeripheral: PeripheralHost {
 
   // MARK: BlueZ's calls
 
+  /// Keeps ``bluez`` current: bluetoothd may restart under a new unique name.
+  private func watchBlueZOwner() async throws {
+    let rule = try DBusMatchRule(
+      sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged",
+      arg0: BlueZ.service)
+    let changes = try await bus.signals(matching: rule)
+    let owner = try await bus.nameOwner(of: BlueZ.service)
+    bluez.withLock { $0 = owner }
+    ownerWatch = Task { [weak self] in
+      do {
+        for try await change in changes {
+          let owner = change.body.count == 3 ? change.body[2].string : nil
+          self?.noteBlueZOwner(owner?.isEmpty == false ? owner : nil)
+        }
+      } catch {}
+    }
+  }
+
+  private nonisolated func noteBlueZOwner(_ owner: String?) {
+    bluez.withLock { $0 = owner }
+    Logger.bluez.notice("org.bluez changed hands", metadata: ["owner": "\(owner ?? "none")"])
+  }
+
+  /// Whether `call` comes from bluetoothd; otherwise it is answered with
+  /// `org.freedesktop.DBus.Error.AccessDenied` (and logged).
+  private nonisolated func fromBlueZ(_ call: DBusMessage, _ method: String) -> Bool {
+    let owner = bluez.withLock { $0 }
+    guard let sender = call.sender, sender == owner else {
+      Logger.bluez.warning(
+        "refused a call that did not come from bluetoothd",
+        metadata: ["method": "\(method)", "sender": "\(call.sender ?? "?")", "bluetoothd": "\(owner ?? "none")"])
+      return false
+    }
+    return true
+  }
+
+  static func accessDenied(_ method: String) -> DBusError {
+    DBusError(
+      name: DBusError.Name.accessDenied, message: "\(method): only bluetoothd (the owner of org.bluez) may call this")
+  }
+
   private nonisolated func methods(for address: CharacteristicAddress) -> GATTApplicationObjects.CharacteristicMethods {
     let name = model.profile.characteristic(at: address)?.name ?? "\(address)"
     let log = { @Sendable (method: String, options: [String: DBusValue], more: Logger.Metadata) in
@@ -246,32 +300,53 @@ public actor BlueZPeripheral: PeripheralHost {
       Logger.bluez.debug("bluetoothd called \(method)", metadata: metadata.merging(more) { $1 })
     }
     let acquireNotify: DBusOrderedMethodHandler = { call, reply in
+      guard self.fromBlueZ(call, "AcquireNotify") else {
+        Task { await reply.fail(Self.accessDenied("AcquireNotify")) }
+        return
+      }
       let options = call.body[0].dictionary ?? [:]
       log("AcquireNotify", options, [:])
       Task { await self.acquireNotify(address, options: options, reply: reply) }
     }
     return .init(
       read: { call, reply in
+        guard self.fromBlueZ(call, "ReadValue") else {
+          Task { await reply.fail(Self.accessDenied("ReadValue")) }
+          return
+        }
         let options = call.body[0].dictionary ?? [:]
         log("ReadValue", options, ["offset": "\(options["offset"]?.int ?? 0)"])
         Task { await self.read(address, options: options, reply: reply) }
       },
       write: { call, reply in
+        guard self.fromBlueZ(call, "WriteValue") else {
+          Task { await reply.fail(Self.accessDenied("WriteValue")) }
+          return
+        }
         let value = call.body[0].bytes ?? []
         let options = call.body[1].dictionary ?? [:]
         log("WriteValue", options, ["bytes": "\(value.count)", "type": "\(options["type"]?.string ?? "request")"])
         // Queued synchronously: the order of writes is the order of arrival.
         self.enqueueWrite(address, value: value, options: options, reply: reply)
       },
-      startNotify: { _, reply in
+      startNotify: { call, reply in
+        guard self.fromBlueZ(call, "StartNotify") else {
+          Task { await reply.fail(Self.accessDenied("StartNotify")) }
+          return
+        }
         log("StartNotify", [:], [:])
         Task { await self.setNotifying(address, true, reply: reply) }
       },
-      stopNotify: { _, reply in
+      stopNotify: { call, reply in
+        guard self.fromBlueZ(call, "StopNotify") else {
+          Task { await reply.fail(Self.accessDenied("StopNotify")) }
+          return
+        }
         log("StopNotify", [:], [:])
         Task { await self.setNotifying(address, false, reply: reply) }
       },
-      confirm: { _ in
+      confirm: { call in
+        guard self.fromBlueZ(call, "Confirm") else { throw Self.accessDenied("Confirm") }
         log("Confirm", [:], [:])
         await self.confirmed(address)
         return []
