@@ -106,6 +106,15 @@ let package = Package(
       dependencies: ["BlueZ", "DBus", "GATT", .product(name: "ArgumentParser", package: "swift-argument-parser")],
       path: "Benchmarks/notify-bench"
     ),
+    // Every parser of outside input, fuzzed with a seeded mutation loop (ci/bench-fuzz, and in the unit tests).
+    .target(
+      name: "Fuzzing",
+      dependencies: [
+        "DoppelKit", "Signals", "E4", "E4Link", "EmStatPico", "EmStatPicoClient", "MethodScriptFormat", "ActiGraphLink",
+        "ActiGraphLinkSDK", "BlendMicroClient",
+      ],
+      path: "Benchmarks/Fuzzing"),
+    .executableTarget(name: "doppel-fuzz", dependencies: ["Fuzzing"], path: "Benchmarks/doppel-fuzz"),
     // A private dbus-daemon per test, for the D-Bus and BlueZ unit tests.
     .target(name: "DBusTestSupport", dependencies: ["DBus"], path: "Tests/DBusTestSupport"),
     .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport"]),
@@ -132,6 +141,7 @@ let package = Package(
     .testTarget(
       name: "DoppelKitTests", dependencies: ["DoppelKit", "Scenario", "GATT", "Loopback", "Signals", "BlendMicro"]),
     .testTarget(name: "DoppelCLITests", dependencies: ["doppel"]),
+    .testTarget(name: "FuzzingTests", dependencies: ["Fuzzing"]),
     // End-to-end tests over real BlueZ; ci/test runs them inside the virtual lab.
     .testTarget(
       name: "LabTests",

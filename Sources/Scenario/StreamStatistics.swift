@@ -13,6 +13,8 @@ public struct StreamStatistics: Hashable, Sendable {
   /// the series is full, every other point goes and the stride doubles.
   public private(set) var series: [Point] = []
   public private(set) var seriesStride = 1
+  /// Samples until the next one the series keeps (a countdown: no division per sample).
+  private var untilKept = 1
   /// The most points `series` keeps.
   public static let seriesCapacity = 2048
 
@@ -38,15 +40,19 @@ public struct StreamStatistics: Hashable, Sendable {
     minimum = min(minimum, value)
     maximum = max(maximum, value)
     sum += value
-    if (count - 1) % seriesStride == 0 { keep(Point(time: time, value: value)) }
+    untilKept -= 1
+    if untilKept == 0 { keep(Point(time: time, value: value)) }
   }
 
   private mutating func keep(_ point: Point) {
+    untilKept = seriesStride
     if series.count == Self.seriesCapacity {
       series = stride(from: 0, to: series.count, by: 2).map { series[$0] }
       seriesStride *= 2
-      // The new stride may not take this sample.
+      // Samples 0, 2s, 4s… stay: this one (at index count − 1) only if the new stride takes it.
+      untilKept = seriesStride - (count - 1) % seriesStride
       guard (count - 1) % seriesStride == 0 else { return }
+      untilKept = seriesStride
     }
     series.append(point)
   }

@@ -220,6 +220,14 @@ public actor AGDeviceSDK {
   /// `epoch` (`startDateTime`, `stopDateTime` as `MM-dd-yyyy HH:mm:ss`).
   /// Code 0 without a device, 3 with the unrecognized keys in `extra`, 8 for a
   /// date not in the format, 11 when the device refuses it.
+  /// Checks a configuration JSON as `configureDevice(_:)` does, without a
+  /// device: `nil` when it is a request the SDK understands, else the error
+  /// `configureDevice` would report (code 3, or 8 for a bad date).
+  public nonisolated static func check(configuration json: String) -> AGError? {
+    if case .failure(let error) = AGConfigurationRequest.parse(json) { return error }
+    return nil
+  }
+
   public func configureDevice(_ json: String) async {
     guard connection != nil else {
       fail(.noDeviceConnected)
