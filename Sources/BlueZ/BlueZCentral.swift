@@ -153,11 +153,11 @@ public struct BlueZCentral: CentralLink {
           }
         }
         let connection = try await BlueZCentralConnection.open(peripheral: peripheral, device: device, bus: bus)
-        Logger.bluez.info("connected, services resolved", metadata: ["peripheral": "\(peripheral)"])
+        Logger.bluez.debug("connected, services resolved", metadata: ["peripheral": "\(peripheral)"])
         return connection
       }
     } catch {
-      Logger.bluez.info("connecting failed", metadata: ["peripheral": "\(peripheral)", "error": "\(error)"])
+      Logger.bluez.debug("connecting failed", metadata: ["peripheral": "\(peripheral)", "error": "\(error)"])
       throw BlueZError.gattError(error, "connecting to \(peripheral) from \(adapter)")
     }
   }

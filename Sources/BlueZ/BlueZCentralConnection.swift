@@ -222,7 +222,7 @@ public actor BlueZCentralConnection: CentralConnection {
     guard reason == nil else { return }
     let why: DisconnectReason = closingLocally ? .local : .remote
     reason = why
-    Logger.bluez.info("the link ended", metadata: ["peripheral": "\(peripheral)", "reason": "\(why)"])
+    Logger.bluez.debug("the link ended", metadata: ["peripheral": "\(peripheral)", "reason": "\(why)"])
     watch?.cancel()
     for sink in notificationSinks.values {
       if why == .local {

@@ -521,7 +521,7 @@ public actor BlueZPeripheral: PeripheralHost {
 
   private func centralConnected(_ central: CentralID) {
     guard isRunning, !connected.contains(central) else { return }
-    Logger.bluez.info(
+    Logger.bluez.debug(
       "a central connected", metadata: ["central": "\(central)", "device": "\(model.advertisement.localName ?? "?")"])
     connected.append(central)
     events.yield(.connected(central))
@@ -537,7 +537,7 @@ public actor BlueZPeripheral: PeripheralHost {
       events.yield(.subscription(address, central, false))
     }
     let reason: DisconnectReason = disconnecting.remove(central) != nil ? .local : .remote
-    Logger.bluez.info(
+    Logger.bluez.debug(
       "a central disconnected",
       metadata: [
         "central": "\(central)", "reason": "\(reason)", "device": "\(model.advertisement.localName ?? "?")",
