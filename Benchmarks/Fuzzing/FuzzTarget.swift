@@ -27,8 +27,12 @@ public struct FuzzTarget: Sendable {
   public static let all: [FuzzTarget] = [
     FuzzTarget(
       name: "scenario-yaml", summary: "scenario files (ScenarioParser)",
-      corpus: { root in files(root, in: ["Scenarios", "Tests/ScenarioTests/Malformed", "Examples/scenarios"], ext: "yaml") },
-      run: { input in _ = try? DeviceCatalog.parser.parse(yaml: String(decoding: input, as: UTF8.self), file: "fuzz.yaml") }),
+      corpus: { root in
+        files(root, in: ["Scenarios", "Tests/ScenarioTests/Malformed", "Examples/scenarios"], ext: "yaml")
+      },
+      run: { input in
+        _ = try? DeviceCatalog.parser.parse(yaml: String(decoding: input, as: UTF8.self), file: "fuzz.yaml")
+      }),
     FuzzTarget(
       name: "methodscript", summary: "MethodSCRIPT on the EmStat Pico's firmware (MethodScriptParser)",
       corpus: { root in files(root, in: ["Scenarios/emstat-pico/scripts"], ext: "mscr") },

@@ -32,7 +32,10 @@ guard unknown.isEmpty else {
 }
 let targets = chosen.isEmpty ? FuzzTarget.all : FuzzTarget.all.filter { chosen.contains($0.name) }
 print("mutation loop (seeded, coverage-blind), seed \(seed), \(executions) executions per target")
-print(String(format: "%-26@ %7@ %11@ %9@ %12@ %11@ %6@ %8@", "target", "corpus", "executions", "seconds", "per second", "slowest ms", "hangs", "crashes"))
+print(
+  String(
+    format: "%-26@ %7@ %11@ %9@ %12@ %11@ %6@ %8@", "target", "corpus", "executions", "seconds", "per second",
+    "slowest ms", "hangs", "crashes"))
 var failed = false
 for target in targets {
   FileHandle.standardError.write(Data("fuzzing \(target.name): \(target.summary)\n".utf8))

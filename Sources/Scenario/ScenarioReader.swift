@@ -640,24 +640,9 @@ struct ScenarioReader {
           among: events)
         return nil
       }
-      if let exact = fields["count"] {
-        if fields["min"] != nil || fields["max"] != nil {
-          document.fail(.invalidValue, at: exact, "give 'count', or 'min'/'max', not both")
-          return nil
-        }
-        return document.integer(exact, "'count'", in: 0...Int.max).map {
-          Expectation(device: id, check: .event(name, count: $0...$0), location: location)
-        }
-      }
       // `max` alone bounds from zero; otherwise the event is wanted at least once.
-      let low =
-        fields["min"].flatMap { document.integer($0, "'min'", in: 0...Int.max) } ?? (fields["max"] == nil ? 1 : 0)
-      let high = fields["max"].flatMap { document.integer($0, "'max'", in: 0...Int.max) } ?? Int.max
-      guard low <= high else {
-        document.fail(.invalidValue, at: fields["max"], "'max' is below 'min'")
-        return nil
-      }
-      return Expectation(device: id, check: .event(name, count: low...high), location: location)
+      guard let count = count(fields) else { return nil }
+      return Expectation(device: id, check: .event(name, count: count), location: location)
     case "error":
       return document.text(body, "'error' (text the error contains)").map {
         Expectation(device: id, check: .error(containing: $0), location: location)
@@ -707,7 +692,7 @@ struct ScenarioReader {
         return nil
       }
       if fields["hex"] != nil || fields["text"] != nil, pattern == nil { return nil }
-      guard let count = count(fields, what: "a central-wrote check") else { return nil }
+      guard let count = count(fields) else { return nil }
       return Expectation(
         device: id, check: .centralWrote(characteristic: name, pattern: pattern, count: count), location: location)
     case "central-reconnected":
@@ -756,7 +741,7 @@ struct ScenarioReader {
           among: known)
         return nil
       }
-      guard let count = count(fields, what: "a firmware-event check") else { return nil }
+      guard let count = count(fields) else { return nil }
       return Expectation(device: id, check: .firmwareEvent(name, count: count), location: location)
     default:
       return nil
@@ -790,7 +775,7 @@ struct ScenarioReader {
   }
 
   /// `count`, or `min`/`max` (at least once when neither is given).
-  private func count(_ fields: [String: Node], what: String) -> ClosedRange<Int>? {
+  private func count(_ fields: [String: Node]) -> ClosedRange<Int>? {
     if let exact = fields["count"] {
       if fields["min"] != nil || fields["max"] != nil {
         document.fail(.invalidValue, at: exact, "give 'count', or 'min'/'max', not both")
@@ -801,7 +786,7 @@ struct ScenarioReader {
     let low = fields["min"].flatMap { document.integer($0, "'min'", in: 0...Int.max) } ?? (fields["max"] == nil ? 1 : 0)
     let high = fields["max"].flatMap { document.integer($0, "'max'", in: 0...Int.max) } ?? Int.max
     guard low <= high else {
-      document.fail(.invalidValue, at: fields["max"], "'max' is below 'min' in \(what)")
+      document.fail(.invalidValue, at: fields["max"], "'max' is below 'min'")
       return nil
     }
     return low...high

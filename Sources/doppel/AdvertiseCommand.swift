@@ -38,12 +38,7 @@ struct AdvertiseCommand: AsyncParsableCommand {
   var settings: [String] = []
 
   func validate() throws {
-    guard let binding = DeviceCatalog.binding(for: model) else {
-      let suggestion = ScenarioParser.closest(to: model, in: DeviceCatalog.models).map { " (did you mean '\($0)'?)" }
-      throw ValidationError(
-        "unknown device model '\(model)'\(suggestion ?? ""); known models: "
-          + DeviceCatalog.models.joined(separator: ", "))
-    }
+    let binding = try SettingArguments.binding(for: model)
     _ = try SettingArguments.parse(settings, specs: binding.description.settings, model: model)
     if let name, name.isEmpty || name.utf8.count > 29 { throw ValidationError("--name must be 1…29 bytes") }
     if let duration, !(duration > 0) { throw ValidationError("--duration must be a positive number of seconds") }

@@ -21,12 +21,7 @@ struct EndToEndCommand: AsyncParsableCommand {
 
   @OptionGroup var options: TransportOptions
 
-  @Option(help: "Also write the results as JUnit XML to this file.")
-  var junit: String?
-
-  @Option(
-    help: "Also write a self-contained web page of the run: streams plotted, faults, the central's actions, verdicts.")
-  var report: String?
+  @OptionGroup var output: ReportOptions
 
   func run() async throws {
     logging.bootstrap("e2e")
@@ -50,7 +45,7 @@ struct EndToEndCommand: AsyncParsableCommand {
       print("e2e: \(report.passed ? "PASS" : "FAIL")\(scenarios.count > 1 ? " \(scenario.file)" : "")")
       reports.append(report)
     }
-    if let junit {
+    if let junit = output.junit {
       do {
         try JUnitReport.xml(reports).write(toFile: junit, atomically: true, encoding: .utf8)
       } catch {
@@ -58,7 +53,7 @@ struct EndToEndCommand: AsyncParsableCommand {
         throw ExitCode.failure
       }
     }
-    if let report {
+    if let report = output.report {
       try ReportFile.write(HTMLReport.page(reports, title: "doppel e2e"), to: report)
     }
     let failed = reports.filter { !$0.passed }.count

@@ -112,6 +112,17 @@ struct ScenarioSelection: ParsableArguments {
   }
 }
 
+/// The files `e2e` and `test` can write beside their output.
+struct ReportOptions: ParsableArguments {
+  @Option(help: "Also write the results as JUnit XML to this file.")
+  var junit: String?
+
+  @Option(
+    help: "Also write a self-contained web page of the run: streams plotted, faults, the central's actions, verdicts."
+  )
+  var report: String?
+}
+
 /// Writes a report file, or fails the command saying why.
 enum ReportFile {
   static func write(_ text: String, to path: String) throws {

@@ -6,6 +6,17 @@ import DoppelKit
 /// model's binding declares: `advertise` takes the device's, `watch` the
 /// client's.
 enum SettingArguments {
+  /// The binding of `model`, or a usage error that suggests the closest name and lists the models.
+  static func binding(for model: String) throws -> any DeviceBinding.Type {
+    guard let binding = DeviceCatalog.binding(for: model) else {
+      let suggestion = ScenarioParser.closest(to: model, in: DeviceCatalog.models).map { " (did you mean '\($0)'?)" }
+      throw ValidationError(
+        "unknown device model '\(model)'\(suggestion ?? ""); known models: "
+          + DeviceCatalog.models.joined(separator: ", "))
+    }
+    return binding
+  }
+
   /// The settings `arguments` give, or a usage error that names the bad one
   /// and lists what `model` takes.
   static func parse(_ arguments: [String], specs: [SettingSpec], model: String) throws -> [String: SettingValue] {

@@ -32,12 +32,7 @@ struct TestCommand: AsyncParsableCommand {
 
   @OptionGroup var options: TransportOptions
 
-  @Option(help: "Also write the results as JUnit XML to this file.")
-  var junit: String?
-
-  @Option(
-    help: "Also write a self-contained web page of the run: streams plotted, faults, the central's actions, verdicts.")
-  var report: String?
+  @OptionGroup var output: ReportOptions
 
   /// The central's command line: what follows `--` (``Doppel/main()`` turns
   /// each word into one `--central` option, since the scenarios before it
@@ -67,7 +62,7 @@ struct TestCommand: AsyncParsableCommand {
     for scenario in scenarios {
       outcomes.append(try await test(scenario, program: program, count: scenarios.count))
     }
-    if let junit {
+    if let junit = output.junit {
       let xml = JUnitReport.xml(outcomes.map(\.report), name: "doppel test", extra: outcomes.map { [$0.central] })
       do {
         try xml.write(toFile: junit, atomically: true, encoding: .utf8)
@@ -76,7 +71,7 @@ struct TestCommand: AsyncParsableCommand {
         throw ExitCode.failure
       }
     }
-    if let report {
+    if let report = output.report {
       try ReportFile.write(
         HTMLReport.page(outcomes.map(\.report), title: "doppel test: \(command.joined(separator: " "))"), to: report)
     }

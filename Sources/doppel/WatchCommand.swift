@@ -39,12 +39,7 @@ struct WatchCommand: AsyncParsableCommand {
   var clientSettings: [String] = []
 
   func validate() throws {
-    guard let binding = DeviceCatalog.binding(for: model) else {
-      let suggestion = ScenarioParser.closest(to: model, in: DeviceCatalog.models).map { " (did you mean '\($0)'?)" }
-      throw ValidationError(
-        "unknown device model '\(model)'\(suggestion ?? ""); known models: "
-          + DeviceCatalog.models.joined(separator: ", "))
-    }
+    let binding = try SettingArguments.binding(for: model)
     _ = try SettingArguments.parse(clientSettings, specs: binding.description.clientSettings, model: model)
     if let duration, !(duration > 0) { throw ValidationError("--duration must be a positive number of seconds") }
   }
