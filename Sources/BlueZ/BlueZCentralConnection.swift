@@ -15,6 +15,8 @@ public actor BlueZCentralConnection: CentralConnection {
   private var eventSinks: [Int: AsyncStream<ConnectionEvent>.Continuation] = [:]
   private var nextSink = 0
   private var notificationSinks: [Int: NotificationStream.Continuation] = [:]
+  /// The sockets of subscriptions made with `AcquireNotify`, by sink.
+  private var acquiredSockets: [Int: NotificationSocket] = [:]
   private var currentMTU = 23
   private var watch: Task<Void, Never>?
 
@@ -166,6 +168,7 @@ public actor BlueZCentralConnection: CentralConnection {
           case .closed: Task { await self.socketClosed(id, characteristic) }
           }
         }
+        acquiredSockets[id] = socket
         continuation.onTermination = { [weak self] _ in
           socket.close()
           Task { await self?.unsubscribe(id, nil) }
@@ -207,6 +210,7 @@ public actor BlueZCentralConnection: CentralConnection {
   }
 
   private func unsubscribe(_ id: Int, _ object: DBusRemoteObject?) async {
+    acquiredSockets[id] = nil
     guard notificationSinks.removeValue(forKey: id) != nil, reason == nil, let object else { return }
     _ = try? await object.call(BlueZ.gattCharacteristicInterface, "StopNotify")
   }
@@ -214,6 +218,15 @@ public actor BlueZCentralConnection: CentralConnection {
   public func disconnect() async {
     guard reason == nil else { return }
     closingLocally = true
+    // Our ends of the acquired sockets close first, and bluetoothd gets a
+    // moment to release them while this program is still on the bus:
+    // bluetoothd 5.66 was seen to crash (src/gatt-client.c, sock_hup after
+    // notify_client_free) when a client's bus connection went away before
+    // its acquired sockets were released.
+    let sockets = Array(acquiredSockets.values)
+    acquiredSockets.removeAll()
+    for socket in sockets { socket.close() }
+    if !sockets.isEmpty { try? await Task.sleep(for: .milliseconds(200)) }
     _ = try? await device.call(BlueZ.deviceInterface, "Disconnect")
     ended()
   }
@@ -232,6 +245,7 @@ public actor BlueZCentralConnection: CentralConnection {
       }
     }
     notificationSinks.removeAll()
+    acquiredSockets.removeAll()
     for sink in eventSinks.values {
       sink.yield(.disconnected(why))
       sink.finish()
