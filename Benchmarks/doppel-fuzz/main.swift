@@ -32,19 +32,26 @@ guard unknown.isEmpty else {
 }
 let targets = chosen.isEmpty ? FuzzTarget.all : FuzzTarget.all.filter { chosen.contains($0.name) }
 print("mutation loop (seeded, coverage-blind), seed \(seed), \(executions) executions per target")
+func column(_ text: String, _ width: Int) -> String {
+  text.count >= width ? text + " " : text.padding(toLength: width, withPad: " ", startingAt: 0)
+}
 print(
-  String(
-    format: "%-26@ %7@ %11@ %9@ %12@ %11@ %6@ %8@", "target", "corpus", "executions", "seconds", "per second",
-    "slowest ms", "hangs", "crashes"))
+  column("target", 26)
+    + ["corpus", "executions", "seconds", "per second", "slowest ms", "hangs", "crashes"]
+    .map { String(repeating: " ", count: max(0, 11 - $0.count)) + $0 }.joined(separator: " "))
 var failed = false
 for target in targets {
   FileHandle.standardError.write(Data("fuzzing \(target.name): \(target.summary)\n".utf8))
   let run = await FuzzRun.run(target, root: root, executions: executions, seed: seed)
   let slowest = Double(run.slowest.components.attoseconds) / 1e15 + Double(run.slowest.components.seconds) * 1000
+  let figures = [
+    "\(run.corpus)", "\(run.executions)", String(format: "%.2f", run.seconds),
+    String(format: "%.0f", Double(run.executions) / max(run.seconds, 1e-9)), String(format: "%.2f", slowest),
+    "\(run.hangs)", "0",
+  ]
   print(
-    String(
-      format: "%-26@ %7d %11d %9.2f %12.0f %11.2f %6d %8d", run.target, run.corpus, run.executions, run.seconds,
-      Double(run.executions) / max(run.seconds, 1e-9), slowest, run.hangs, 0))
+    column(run.target, 26)
+      + figures.map { String(repeating: " ", count: max(0, 11 - $0.count)) + $0 }.joined(separator: " "))
   if run.corpus == 0 || run.hangs > 0 { failed = true }
 }
 exit(failed ? 1 : 0)
