@@ -166,7 +166,16 @@ public actor ActiGraphLink: PeripheralModel {
   ) async throws(ATTError) {
     guard characteristic == Self.command else { throw .writeNotPermitted }
     for message in assembler.add(value) { await handle(message) }
+    // No request carries more than a few bytes: a header announcing more is
+    // garbage, answered at once instead of waiting for kilobytes that never come.
+    if let header = assembler.pendingHeader, header.length > Self.maximumRequestPayload {
+      assembler.reset()
+      await answer(header.kind, .invalidConfiguration)
+    }
   }
+
+  /// The longest request payload the firmware takes (`download-epochs` has 8 bytes).
+  public static let maximumRequestPayload = 64
 
   // MARK: Commands
 

@@ -103,6 +103,15 @@ public struct LinkMessageAssembler: Sendable {
     return messages
   }
 
+  /// The type and announced payload length of the partial message waiting
+  /// for more chunks, once its header is complete.
+  public var pendingHeader: (kind: UInt8, length: Int)? {
+    guard buffer.count >= LinkMessage.headerLength, let length = ByteReader.uint16(in: buffer, at: 1) else {
+      return nil
+    }
+    return (buffer[0], Int(length))
+  }
+
   /// Forgets a partial message.
   public mutating func reset() { buffer = [] }
 }

@@ -19,6 +19,7 @@ public actor BlueZCentralConnection: CentralConnection {
   private var acquiredSockets: [Int: NotificationSocket] = [:]
   private var currentMTU = 23
   private var watch: Task<Void, Never>?
+  private var ownerWatch: Task<Void, Never>?
 
   static func open(peripheral: PeripheralID, device: DBusRemoteObject, bus: DBusConnection) async throws
     -> BlueZCentralConnection
@@ -45,6 +46,21 @@ public actor BlueZCentralConnection: CentralConnection {
             await self?.ended()
             return
           }
+        }
+      } catch {}
+    }
+    // bluetoothd going away (a crash, a restart) takes every link with it,
+    // and says nothing about them on the way out.
+    let owners = try await bus.signals(
+      matching: DBusMatchRule(
+        sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged",
+        arg0: BlueZ.service))
+    ownerWatch = Task { [weak self] in
+      do {
+        for try await _ in owners {
+          Logger.bluez.warning("bluetoothd went away: the link is gone")
+          await self?.ended(lost: true)
+          return
         }
       } catch {}
     }
@@ -231,12 +247,14 @@ public actor BlueZCentralConnection: CentralConnection {
     ended()
   }
 
-  private func ended() {
+  /// - Parameter lost: bluetoothd went away, and the link with it.
+  private func ended(lost: Bool = false) {
     guard reason == nil else { return }
-    let why: DisconnectReason = closingLocally ? .local : .remote
+    let why: DisconnectReason = lost ? .linkLoss : closingLocally ? .local : .remote
     reason = why
     Logger.bluez.debug("the link ended", metadata: ["peripheral": "\(peripheral)", "reason": "\(why)"])
     watch?.cancel()
+    ownerWatch?.cancel()
     for sink in notificationSinks.values {
       if why == .local {
         sink.finish()

@@ -26,6 +26,7 @@ public actor BlueZPeripheral: PeripheralHost {
     case subscription(CharacteristicAddress, CentralID, Bool)
     case read(CharacteristicAddress, offset: Int, CentralID, DBusMethodReply)
     case write(CharacteristicAddress, [UInt8], WriteType, CentralID, DBusMethodReply)
+    case host(HostEvent)
   }
 
   public nonisolated let model: any PeripheralModel
@@ -57,6 +58,18 @@ public actor BlueZPeripheral: PeripheralHost {
   /// device (every other caller of its methods gets `AccessDenied`).
   private nonisolated let bluez = Mutex<String?>(nil)
   private var ownerWatch: Task<Void, Never>?
+  /// Whether the application is registered with the bluetoothd now on the bus.
+  private var registered = false
+  /// Registering again with a bluetoothd that came back.
+  private var registration: Task<Void, Never>?
+  /// When the last bluetoothd went away.
+  private var lostAt: ContinuousClock.Instant?
+  /// How long to wait for a bluetoothd that came back to list the adapter as powered.
+  public static let reregistrationTimeout: Duration = .seconds(30)
+
+  /// The subscription calls (AcquireNotify, StartNotify, StopNotify), handled
+  /// one after another in the order bluetoothd made them.
+  private nonisolated let subscriptionCalls = Mutex<Task<Void, Never>?>(nil)
 
   private var connected: [CentralID] = []
   private var mtus: [CentralID: Int] = [:]
@@ -107,19 +120,12 @@ public actor BlueZPeripheral: PeripheralHost {
     try await watchBlueZOwner()
     try await watchDevices()
     try await objects.export(on: bus) { address in self.methods(for: address) }
-    let manager = try DBusRemoteObject(connection: bus, destination: BlueZ.service, path: adapter.path)
     do {
-      _ = try await manager.call(
-        BlueZ.gattManagerInterface, "RegisterApplication", [.objectPath(objects.root), .properties([:])])
       try await advertisement.export(on: bus) { [weak self] call in
         guard self?.fromBlueZ(call, "Release") == true else { throw Self.accessDenied("Release") }
         return []
       }
-      _ = try await manager.call(
-        BlueZ.advertisingManagerInterface, "RegisterAdvertisement", [.objectPath(advertisement.path), .properties([:])])
-      Logger.bluez.info(
-        "registered the GATT application and its advertisement",
-        metadata: ["device": "\(model.advertisement.localName ?? "?")", "adapter": "\(adapter)"])
+      try await register()
     } catch {
       Logger.bluez.error(
         "registering failed", metadata: ["device": "\(model.advertisement.localName ?? "?")", "error": "\(error)"])
@@ -130,14 +136,35 @@ public actor BlueZPeripheral: PeripheralHost {
     readvertiser = Task { await self.readvertiseWhileIdle() }
   }
 
+  /// Registers the application, and the advertisement when it should be on,
+  /// with the bluetoothd on the bus now.
+  private func register() async throws {
+    let manager = try DBusRemoteObject(connection: bus, destination: BlueZ.service, path: adapter.path)
+    _ = try await manager.call(
+      BlueZ.gattManagerInterface, "RegisterApplication", [.objectPath(objects.root), .properties([:])])
+    registered = true
+    isAdvertising = false
+    if wantsAdvertising {
+      _ = try await manager.call(
+        BlueZ.advertisingManagerInterface, "RegisterAdvertisement", [.objectPath(advertisement.path), .properties([:])])
+      isAdvertising = true
+    }
+    Logger.bluez.info(
+      "registered the GATT application\(isAdvertising ? " and its advertisement" : "")",
+      metadata: ["device": "\(model.advertisement.localName ?? "?")", "adapter": "\(adapter)"])
+  }
+
   /// Stops advertising, unregisters the application and removes its objects;
   /// the model's `stop()` is called last.
   public func stop() async {
     guard isRunning else { return }
     isRunning = false
     readvertiser?.cancel()
+    registration?.cancel()
+    _ = await registration?.value
     _ = await advertisingChange?.result
-    if let manager = try? DBusRemoteObject(connection: bus, destination: BlueZ.service, path: adapter.path) {
+    if registered, let manager = try? DBusRemoteObject(connection: bus, destination: BlueZ.service, path: adapter.path)
+    {
       if isAdvertising {
         _ = try? await manager.call(
           BlueZ.advertisingManagerInterface, "UnregisterAdvertisement", [.objectPath(advertisement.path)])
@@ -183,7 +210,7 @@ public actor BlueZPeripheral: PeripheralHost {
   private func readvertiseWhileIdle() async {
     while !Task.isCancelled {
       try? await Task.sleep(for: Self.readvertiseInterval)
-      guard !Task.isCancelled, isRunning, wantsAdvertising, connected.isEmpty else { continue }
+      guard !Task.isCancelled, isRunning, registered, wantsAdvertising, connected.isEmpty else { continue }
       try? await serialized {
         guard await self.isRunning, await self.wantsAdvertising else { return }
         try await self.applyAdvertising(false, data: nil)
@@ -193,9 +220,10 @@ public actor BlueZPeripheral: PeripheralHost {
   }
 
   private func applyAdvertising(_ advertising: Bool, data: AdvertisementData?) async throws {
-    guard isRunning else { return }
+    // Without a bluetoothd there is nothing to tell; registering again applies `wantsAdvertising`.
+    guard isRunning, registered || data != nil else { return }
     let manager = try DBusRemoteObject(connection: bus, destination: BlueZ.service, path: adapter.path)
-    if isAdvertising, !advertising || data != nil {
+    if isAdvertising, registered, !advertising || data != nil {
       _ = try await manager.call(
         BlueZ.advertisingManagerInterface, "UnregisterAdvertisement", [.objectPath(advertisement.path)])
       isAdvertising = false
@@ -210,7 +238,7 @@ public actor BlueZPeripheral: PeripheralHost {
         return []
       }
     }
-    if advertising, !isAdvertising {
+    if advertising, !isAdvertising, registered {
       _ = try await manager.call(
         BlueZ.advertisingManagerInterface, "RegisterAdvertisement", [.objectPath(advertisement.path), .properties([:])])
       isAdvertising = true
@@ -242,6 +270,7 @@ public actor BlueZPeripheral: PeripheralHost {
         } catch {
           await reply.fail(BlueZError.serverReply(for: error))
         }
+      case .host(let event): await model.hostEvent(event)
       }
     }
   }
@@ -260,15 +289,80 @@ public actor BlueZPeripheral: PeripheralHost {
       do {
         for try await change in changes {
           let owner = change.body.count == 3 ? change.body[2].string : nil
-          self?.noteBlueZOwner(owner?.isEmpty == false ? owner : nil)
+          await self?.bluezOwnerChanged(owner?.isEmpty == false ? owner : nil)
         }
       } catch {}
     }
   }
 
-  private nonisolated func noteBlueZOwner(_ owner: String?) {
-    bluez.withLock { $0 = owner }
-    Logger.bluez.notice("org.bluez changed hands", metadata: ["owner": "\(owner ?? "none")"])
+  /// bluetoothd went away, came back, or both (a restart): every link of the
+  /// old one is gone, and the device is registered with the new one as soon
+  /// as it lists the adapter as powered.
+  private func bluezOwnerChanged(_ owner: String?) async {
+    let before = bluez.withLock { current in
+      defer { current = owner }
+      return current
+    }
+    guard isRunning, owner != before else { return }
+    Logger.bluez.notice(
+      "org.bluez changed hands",
+      metadata: ["owner": "\(owner ?? "none")", "device": "\(model.advertisement.localName ?? "?")"])
+    if before != nil { stackLost() }
+    registration?.cancel()
+    if owner != nil { registration = Task { await self.registerAgain() } }
+  }
+
+  /// The bluetoothd that knew this device is gone, and so are its links,
+  /// its sockets and its registration.
+  private func stackLost() {
+    lostAt = .now
+    registered = false
+    isAdvertising = false
+    for socket in acquired.values.joined() { socket.socket.close() }
+    acquired.removeAll()
+    for central in connected { disconnecting.remove(central) }
+    for central in connected { centralDisconnected(central, reason: .linkLoss) }
+    for waiter in confirmations.values.joined() { waiter.resume() }
+    confirmations.removeAll()
+    Logger.bluez.warning(
+      "bluetoothd went away: every link is gone", metadata: ["device": "\(model.advertisement.localName ?? "?")"])
+    events.yield(.host(.stackLost))
+  }
+
+  /// Waits until the new bluetoothd lists the adapter as powered, then registers again.
+  private func registerAgain() async {
+    let deadline = ContinuousClock.now + Self.reregistrationTimeout
+    var powered = false
+    while !Task.isCancelled, isRunning, ContinuousClock.now < deadline {
+      let adapterObject = try? DBusRemoteObject(connection: bus, destination: BlueZ.service, path: adapter.path)
+      if let value = try? await adapterObject?.property(BlueZ.adapterInterface, "Powered"), value.bool == true {
+        powered = true
+        break
+      }
+      try? await Task.sleep(for: .milliseconds(200))
+    }
+    guard !Task.isCancelled, isRunning, !registered else { return }
+    guard powered else {
+      let reason = "\(adapter.name) was not powered on the new bluetoothd within \(Self.reregistrationTimeout)"
+      Logger.bluez.error(
+        "registering again failed",
+        metadata: ["device": "\(model.advertisement.localName ?? "?")", "error": "\(reason)"])
+      events.yield(.host(.registrationFailed(reason)))
+      return
+    }
+    do {
+      try await register()
+      let after = lostAt.map { ContinuousClock.now - $0 } ?? .zero
+      Logger.bluez.warning(
+        "bluetoothd is back: registered again",
+        metadata: ["device": "\(model.advertisement.localName ?? "?")", "after": "\(after)"])
+      events.yield(.host(.registeredAgain(after: after)))
+    } catch {
+      Logger.bluez.error(
+        "registering again failed",
+        metadata: ["device": "\(model.advertisement.localName ?? "?")", "error": "\(error)"])
+      events.yield(.host(.registrationFailed("\(error)")))
+    }
   }
 
   /// Whether `call` comes from bluetoothd; otherwise it is answered with
@@ -306,7 +400,7 @@ public actor BlueZPeripheral: PeripheralHost {
       }
       let options = call.body[0].dictionary ?? [:]
       log("AcquireNotify", options, [:])
-      Task { await self.acquireNotify(address, options: options, reply: reply) }
+      self.inOrder { await self.acquireNotify(address, options: options, reply: reply) }
     }
     return .init(
       read: { call, reply in
@@ -335,7 +429,7 @@ public actor BlueZPeripheral: PeripheralHost {
           return
         }
         log("StartNotify", [:], [:])
-        Task { await self.setNotifying(address, true, reply: reply) }
+        self.inOrder { await self.setNotifying(address, true, reply: reply) }
       },
       stopNotify: { call, reply in
         guard self.fromBlueZ(call, "StopNotify") else {
@@ -343,7 +437,7 @@ public actor BlueZPeripheral: PeripheralHost {
           return
         }
         log("StopNotify", [:], [:])
-        Task { await self.setNotifying(address, false, reply: reply) }
+        self.inOrder { await self.setNotifying(address, false, reply: reply) }
       },
       confirm: { call in
         guard self.fromBlueZ(call, "Confirm") else { throw Self.accessDenied("Confirm") }
@@ -395,8 +489,32 @@ public actor BlueZPeripheral: PeripheralHost {
     }
   }
 
+  /// Runs `body` after every subscription call that arrived before it.
+  private nonisolated func inOrder(_ body: @escaping @Sendable () async -> Void) {
+    subscriptionCalls.withLock { last in
+      let previous = last
+      last = Task {
+        await previous?.value
+        await body()
+      }
+    }
+  }
+
   private func setNotifying(_ address: CharacteristicAddress, _ on: Bool, reply: DBusMethodReply) async {
-    await changeSubscription(address, on)
+    // bluetoothd sends StopNotify only when it holds no notification socket.
+    // One still acquired here is stale: its AcquireNotify answer crossed this
+    // StopNotify (a central switching notifications on and off quickly).
+    // Closing it lets bluetoothd drop it too, so that the next subscriber
+    // makes it call AcquireNotify again instead of writing into a socket
+    // nobody reads (seen in the lab with a subscription storm).
+    if !on, let stale = acquired.removeValue(forKey: address) {
+      Logger.bluez.debug(
+        "StopNotify with a notification socket still acquired: closing it", metadata: ["characteristic": "\(address)"])
+      for entry in stale { entry.socket.close() }
+      await changeSubscription(address, false, acquired: false)
+    } else {
+      await changeSubscription(address, on)
+    }
     await reply.send()
   }
 
@@ -527,7 +645,7 @@ public actor BlueZPeripheral: PeripheralHost {
     events.yield(.connected(central))
   }
 
-  private func centralDisconnected(_ central: CentralID) {
+  private func centralDisconnected(_ central: CentralID, reason lost: DisconnectReason? = nil) {
     guard let index = connected.firstIndex(of: central) else { return }
     connected.remove(at: index)
     mtus[central] = nil
@@ -536,7 +654,19 @@ public actor BlueZPeripheral: PeripheralHost {
       subscribed[address] = centrals.filter { $0 != central }
       events.yield(.subscription(address, central, false))
     }
-    let reason: DisconnectReason = disconnecting.remove(central) != nil ? .local : .remote
+    if connected.isEmpty, !acquired.isEmpty {
+      // No central left, so no subscription either: the notification
+      // sockets go too. bluetoothd keeps a socket across a central's
+      // disconnect when that central never switched notifications off, and
+      // then never asks the next subscriber's AcquireNotify (seen in the lab
+      // after a bleak central that exited subscribed).
+      Logger.bluez.debug("no central left: closing the notification sockets", metadata: ["count": "\(acquired.count)"])
+      for entry in acquired.values.joined() { entry.socket.close() }
+      let addresses = Array(acquired.keys)
+      acquired.removeAll()
+      Task { for address in addresses { await self.changeSubscription(address, false, acquired: false) } }
+    }
+    let reason: DisconnectReason = lost ?? (disconnecting.remove(central) != nil ? .local : .remote)
     Logger.bluez.debug(
       "a central disconnected",
       metadata: [

@@ -42,10 +42,14 @@ public protocol PeripheralModel: Sendable {
   func write(
     characteristic: CharacteristicAddress, value: [UInt8], type: WriteType, central: CentralID)
     async throws(ATTError)
+  /// Something happened to the hosting stack itself (``HostEvent``): after
+  /// `.stackLost` every central has been reported disconnected.
+  func hostEvent(_ event: HostEvent) async
 }
 
 extension PeripheralModel {
   public func start(host: any PeripheralHost) async {}
+  public func hostEvent(_ event: HostEvent) async {}
   public func stop() async {}
   public func centralConnected(_ central: CentralID) async {}
   public func centralDisconnected(_ central: CentralID, reason: DisconnectReason) async {}

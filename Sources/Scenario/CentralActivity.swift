@@ -62,6 +62,8 @@ public struct CentralActivity: Sendable {
   public var firmwareEvents: [FirmwareEvent] = []
   /// When the scenario ended the link from the device's side (a `disconnect` fault).
   public var faultDisconnects: [Double] = []
+  /// What happened to the hosting stack (bluetoothd went away, came back), with when.
+  public var hostEvents: [(at: Double, event: HostEvent)] = []
 
   /// The most reads and writes kept one by one.
   public static let accessLimit = 20_000
@@ -161,6 +163,11 @@ final class CentralActivityRecorder: Sendable {
   func faultDisconnect() {
     let now = elapsed()
     activity.withLock { $0.faultDisconnects.append(now) }
+  }
+
+  func hostEvent(_ event: HostEvent) {
+    let now = elapsed()
+    activity.withLock { $0.hostEvents.append((now, event)) }
   }
 }
 

@@ -3,6 +3,46 @@ import Foundation
 /// Judges an expectation against what a client observed, or what the device
 /// saw its central do.
 enum ExpectationCheck {
+  /// Judges an expectation against a run that a window cut short (`window`
+  /// set) or that ran whole (`nil`). A window keeps every check of rates,
+  /// values, gaps, metrics and errors, and leaves out what only a whole run
+  /// can meet: how many samples, events, writes or firmware events there were.
+  static func evaluate(
+    _ expectation: Expectation, _ observed: DeviceObservations?, _ activity: CentralActivity?, window: Duration?
+  ) -> ScenarioReport.Result {
+    guard let window else { return evaluate(expectation, observed, activity) }
+    let why =
+      "the run was cut at \(ScenarioDuration.format(window)) (--window): only the whole run has to meet this count"
+    switch expectation.check {
+    case .samples(let stream, let count?, let rate, let minimum, let maximum, let mean, let maxGap):
+      var result = evaluate(expectation, observed, activity)
+      if rate == nil, minimum == nil, maximum == nil, mean == nil, maxGap == nil {
+        result.passed = false
+        result.notChecked = why
+        result.countNotChecked = true
+        return result
+      }
+      var rest = expectation
+      rest.check = .samples(
+        stream: stream, count: nil, rate: rate, minimum: minimum, maximum: maximum, mean: mean, maxGap: maxGap)
+      result = evaluate(rest, observed, activity)
+      result.expectation = expectation
+      let counted =
+        count.upperBound == Int.max ? "at least \(count.lowerBound)" : "\(count.lowerBound)…\(count.upperBound)"
+      result.expected += " (\(counted) samples: not checked in the window)"
+      result.countNotChecked = true
+      return result
+    case .event, .firmwareEvent, .centralWrote:
+      var result = evaluate(expectation, observed, activity)
+      result.passed = false
+      result.notChecked = why
+      result.countNotChecked = true
+      return result
+    default:
+      return evaluate(expectation, observed, activity)
+    }
+  }
+
   static func evaluate(_ expectation: Expectation, _ observed: DeviceObservations?, _ activity: CentralActivity?)
     -> ScenarioReport.Result
   {

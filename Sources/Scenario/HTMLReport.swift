@@ -18,7 +18,7 @@ public enum HTMLReport {
       <style>
       body { font: 14px/1.4 system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
       h1 { font-size: 1.5em; } h2 { font-size: 1.25em; margin-top: 2em; } h3 { font-size: 1.05em; }
-      .pass { color: #19692c; } .fail { color: #b00020; }
+      .pass { color: #19692c; } .fail { color: #b00020; } .skip { color: #8a6d00; }
       table { border-collapse: collapse; width: 100%; margin: 0.5em 0; }
       td, th { border: 1px solid #ddd; padding: 4px 8px; text-align: left; vertical-align: top; }
       th { background: #f4f4f4; }
@@ -46,18 +46,26 @@ public enum HTMLReport {
       <h2 class="\(report.passed ? "pass" : "fail")">\(escape(report.scenario)) \
       (\(escape(report.file))) — \(report.passed ? "PASS" : "FAIL")</h2>
       <p>\(String(format: "%.3f", span)) s of scenario time in \(String(format: "%.2f", report.wallTime.seconds)) s \
-      wall.</p>
+      wall.\(report.window.map { " Cut at \(ScenarioDuration.format($0)) by --window: \(report.notChecked) count(s) not checked." } ?? "")</p>
 
       """
     html += "<h3>Expectations</h3>\n<table class=\"expectations\">\n"
     html += "<tr><th>verdict</th><th>device</th><th>expected</th><th>observed</th><th>where</th></tr>\n"
     for result in report.results {
       html +=
-        "<tr class=\"\(result.passed ? "pass" : "fail")\"><td>\(result.passed ? "PASS" : "FAIL")</td>"
+        "<tr class=\"\(result.verdict.lowercased())\"><td>\(result.verdict)</td>"
         + "<td>\(escape(result.expectation.device))</td><td>\(escape(result.expected))</td>"
         + "<td>\(escape(result.observed))</td><td>\(escape(result.expectation.location.description))</td></tr>\n"
     }
     html += "</table>\n"
+    let hostEvents = report.activity.sorted { $0.key < $1.key }.flatMap { device, activity in
+      activity.hostEvents.map { String(format: "%.3f s %@: ", $0.at, device) + $0.event.description }
+    }
+    if !hostEvents.isEmpty {
+      html += "<h3>Host events</h3>\n<ul class=\"host-events\">\n"
+      for event in hostEvents { html += "<li>\(escape(event))</li>\n" }
+      html += "</ul>\n"
+    }
     if !report.timeline.isEmpty {
       html += "<h3>Timeline</h3>\n<table class=\"timeline\">\n<tr><th>time</th><th>device</th><th>what</th></tr>\n"
       for event in report.timeline {

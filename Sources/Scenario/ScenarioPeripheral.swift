@@ -78,6 +78,11 @@ actor ScenarioPeripheral: PeripheralModel {
     await model.centralDisconnected(central, reason: reason)
   }
 
+  func hostEvent(_ event: HostEvent) async {
+    activity.hostEvent(event)
+    await model.hostEvent(event)
+  }
+
   func mtuChanged(_ mtu: Int, central: CentralID) async {
     activity.mtu(mtu, central: central)
     await model.mtuChanged(mtu, central: central)

@@ -8,6 +8,17 @@ public struct ScenarioReport: Sendable {
     public var observed: String
     /// What was expected, in words.
     public var expected: String
+    /// Why it was not checked, when it was not: a run cut short by a window
+    /// (`doppel e2e --window`) cannot be held to a whole run's counts. Such a
+    /// result is neither a pass nor a failure; reports show it as SKIP.
+    public var notChecked: String? = nil
+    /// The count in it was left out (by a window), whether or not the rest was checked.
+    public var countNotChecked = false
+
+    /// Not a failure: it held, or it was not checked.
+    public var held: Bool { passed || notChecked != nil }
+    /// "PASS", "FAIL" or "SKIP".
+    public var verdict: String { notChecked != nil ? "SKIP" : passed ? "PASS" : "FAIL" }
   }
 
   public var scenario: String
@@ -35,6 +46,13 @@ public struct ScenarioReport: Sendable {
     public var action: String
   }
 
-  /// Every expectation held.
-  public var passed: Bool { results.allSatisfy(\.passed) }
+  /// When the run was cut short by a window (`doppel e2e --window`), its length.
+  public var window: Duration? = nil
+
+  /// No expectation failed (some may not have been checked: see `window`).
+  public var passed: Bool { results.allSatisfy(\.held) }
+  /// The expectations that were not checked.
+  public var notChecked: Int { results.filter { $0.notChecked != nil }.count }
+  /// The counts a window left out, in checked and unchecked expectations alike.
+  public var countsNotChecked: Int { results.filter(\.countNotChecked).count }
 }

@@ -61,20 +61,26 @@ public struct ScenarioRunner: Sendable {
   ///     command there).
   ///   - stopWhen: checked as time passes; the run ends early when it is true
   ///     (the outside central exited).
+  ///   - window: the longest the run may last. A scenario that would run
+  ///     longer is cut there, and its expectations are held to what a window
+  ///     can show: counts are not checked (the report says which), rates,
+  ///     values, gaps, metrics and errors are. For CI, where a long scenario
+  ///     runs whole in the loopback and a window of it over a real stack.
   public func run(
     on transport: any ScenarioTransport, mode: Mode,
     hosted: @escaping @Sendable ([HostedDeviceInfo]) async throws -> Void = { _ in },
-    stopWhen: @escaping @Sendable () -> Bool = { false }
+    stopWhen: @escaping @Sendable () -> Bool = { false },
+    window: Duration? = nil
   ) async throws -> ScenarioReport {
     try await withTaskExecutorPreference(transport.executor) {
-      try await runPreferring(transport, mode: mode, hosted: hosted, stopWhen: stopWhen)
+      try await runPreferring(transport, mode: mode, hosted: hosted, stopWhen: stopWhen, window: window)
     }
   }
 
   private func runPreferring(
     _ transport: any ScenarioTransport, mode: Mode,
     hosted onHosted: @escaping @Sendable ([HostedDeviceInfo]) async throws -> Void,
-    stopWhen: @escaping @Sendable () -> Bool
+    stopWhen: @escaping @Sendable () -> Bool, window: Duration?
   ) async throws -> ScenarioReport {
     let wallStart = ContinuousClock.now
     Logger.scenario.info(
@@ -155,7 +161,8 @@ public struct ScenarioRunner: Sendable {
             })
         }
       }
-      try await transport.run(for: scenario.duration, granularity: .milliseconds(100)) { ended.isSet || stopWhen() }
+      let length = [scenario.duration, window].compactMap { $0 }.min()
+      try await transport.run(for: length, granularity: .milliseconds(100)) { ended.isSet || stopWhen() }
     } catch {
       for task in tasks { task.cancel() }
       for device in running { await device.hosted.stop() }
@@ -163,8 +170,17 @@ public struct ScenarioRunner: Sendable {
       throw error
     }
     let elapsed = stopwatch()
+    // Cut by the window: it was shorter than the scenario, and the scenario did not end by itself first.
+    let cut = window.flatMap { window in
+      !ended.isSet && !stopWhen() && (scenario.duration.map { $0 > window } ?? true) ? window : nil
+    }
     Logger.scenario.info(
-      "run ends", metadata: ["scenario": "\(scenario.name)", "elapsed": "\(ScenarioDuration.format(elapsed))"])
+      "run ends",
+      metadata: [
+        "scenario": "\(scenario.name)", "elapsed": "\(ScenarioDuration.format(elapsed))",
+        "window": "\(cut.map(ScenarioDuration.format) ?? "none")",
+      ])
+    if let cut { progress("window: the run was cut at \(ScenarioDuration.format(cut)); counts are not checked") }
     // What the devices saw when the scenario ended, before the clients are stopped.
     var activity: [String: CentralActivity] = [:]
     for device in running { activity[device.spec.id] = device.peripheral.activity.snapshot }
@@ -182,17 +198,19 @@ public struct ScenarioRunner: Sendable {
       switch mode {
       case .host: []
       case .endToEnd:
-        scenario.expectations.map { ExpectationCheck.evaluate($0, observations[$0.device], activity[$0.device]) }
+        scenario.expectations.map {
+          ExpectationCheck.evaluate($0, observations[$0.device], activity[$0.device], window: cut)
+        }
       case .external:
         // Only what the device saw: no client of Doppel's observed anything.
         scenario.expectations.filter(\.check.isDeviceSide).map {
-          ExpectationCheck.evaluate($0, nil, activity[$0.device])
+          ExpectationCheck.evaluate($0, nil, activity[$0.device], window: cut)
         }
       }
     return ScenarioReport(
       scenario: scenario.name, file: scenario.file, elapsed: elapsed, wallTime: ContinuousClock.now - wallStart,
       observations: observations, activity: activity, faults: faults, results: results,
-      firedEvents: await fired.lines, timeline: await fired.events)
+      firedEvents: await fired.lines, timeline: await fired.events, window: cut)
   }
 
   /// Waits for an event's trigger, then applies its action once.

@@ -1,4 +1,5 @@
 import ArgumentParser
+@preconcurrency import Glibc
 
 /// The `doppel` command-line tool.
 @main
@@ -16,6 +17,9 @@ struct Doppel: AsyncParsableCommand {
   /// Parses the command line; for `test`, what follows `--` is the central's
   /// command, passed on word for word.
   static func main() async {
+    // Line by line even into a file or a pipe: whoever reads doppel's output
+    // (a CI log, a script waiting for "hosting …") sees each line as it happens.
+    setvbuf(stdout, nil, _IOLBF, 0)
     await main(Self.centralAsOptions(Array(CommandLine.arguments.dropFirst())))
   }
 

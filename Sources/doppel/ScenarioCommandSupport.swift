@@ -202,6 +202,9 @@ enum ScenarioSummary {
       }
       if let activity = report.activity[device.id] {
         line += "\n    the device saw: " + describe(activity)
+        for (at, event) in activity.hostEvents {
+          line += String(format: "\n    host event at %.3f s: ", at) + event.description
+        }
       }
       if let faults = report.faults[device.id], faults.dropped + faults.corrupted + faults.rejectedWrites > 0 {
         line +=
@@ -211,8 +214,9 @@ enum ScenarioSummary {
     }
     for result in report.results {
       Swift.print(
-        "  \(result.passed ? "PASS" : "FAIL") \(result.expectation.device): \(result.expected) — observed \(result.observed)"
-          + (result.passed ? "" : " (\(result.expectation.location))"))
+        "  \(result.verdict) \(result.expectation.device): \(result.expected) — observed \(result.observed)"
+          + (result.held ? "" : " (\(result.expectation.location))")
+          + (result.notChecked.map { " — not checked: \($0)" } ?? ""))
     }
   }
 }

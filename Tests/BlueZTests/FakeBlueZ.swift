@@ -1,6 +1,7 @@
 import BlueZ
 import DBus
 import DBusTestSupport
+import Synchronization
 
 /// Just enough of `org.bluez` on a private bus to host a peripheral: one
 /// adapter (`/org/bluez/hci0`) taking GATT applications and advertisements,
@@ -11,6 +12,14 @@ struct FakeBlueZ {
 
   let bus: DBusConnection
   let adapter: BluetoothAdapter
+  /// The manager methods called on the adapter, in order (`RegisterApplication`, …).
+  let calls: Calls
+
+  final class Calls: Sendable {
+    private let names = Mutex<[String]>([])
+    var all: [String] { names.withLock { $0 } }
+    func append(_ name: String) { names.withLock { $0.append(name) } }
+  }
 
   /// Takes the name `org.bluez` on `privateBus` and exports the adapter and the central.
   static func start(on privateBus: PrivateBus) async throws -> FakeBlueZ {
@@ -19,7 +28,13 @@ struct FakeBlueZ {
     let centralPath = try adapterPath.appending("dev_00_AA_01_01_00_01")
     try await bus.requestName(BlueZ.service)
     await bus.exportObjectManager(at: .root)
-    let accept = try DBusMethod(name: "RegisterApplication", input: "oa{sv}") { _ in [] }
+    let calls = Calls()
+    func method(_ name: String, _ input: String) throws -> DBusMethod {
+      try DBusMethod(name: name, input: input) { _ in
+        calls.append(name)
+        return []
+      }
+    }
     try await bus.export(
       adapterPath,
       interfaces: [
@@ -31,13 +46,10 @@ struct FakeBlueZ {
           ]),
         DBusInterface(
           name: BlueZ.gattManagerInterface,
-          methods: [accept, try DBusMethod(name: "UnregisterApplication", input: "o") { _ in [] }]),
+          methods: [try method("RegisterApplication", "oa{sv}"), try method("UnregisterApplication", "o")]),
         DBusInterface(
           name: BlueZ.advertisingManagerInterface,
-          methods: [
-            try DBusMethod(name: "RegisterAdvertisement", input: "oa{sv}") { _ in [] },
-            try DBusMethod(name: "UnregisterAdvertisement", input: "o") { _ in [] },
-          ]),
+          methods: [try method("RegisterAdvertisement", "oa{sv}"), try method("UnregisterAdvertisement", "o")]),
       ])
     try await bus.export(
       centralPath,
@@ -50,7 +62,7 @@ struct FakeBlueZ {
           ])
       ])
     let adapter = try await BluetoothAdapter.find("hci0", on: bus)
-    return FakeBlueZ(bus: bus, adapter: adapter)
+    return FakeBlueZ(bus: bus, adapter: adapter, calls: calls)
   }
 
   /// Calls `AcquireNotify` on a characteristic as bluetoothd does when a

@@ -230,6 +230,25 @@ import Testing
     #expect(bad.error.contains("--shard takes K/N with 1 ≤ K ≤ N"))
   }
 
+  /// `--window` cuts the ten-minute ActiGraph scenario short, and says which
+  /// counts it did not check; a nonsense window is a usage error.
+  @Test func e2eWindowCutsALongScenarioAndSaysWhatItLeftOut() throws {
+    let scenario = "Scenarios/actigraph-link/raw-streaming-10min.yaml"
+    let junit = FileManager.default.temporaryDirectory.appendingPathComponent("doppel-window-\(getpid()).xml").path
+    defer { try? FileManager.default.removeItem(atPath: junit) }
+    let cut = try run(["e2e", "--loopback", "--window", "90s", "--junit", junit, scenario])
+    #expect(cut.status == 0, "\(cut.output)\(cut.error)")
+    #expect(cut.output.contains("window: the run was cut at 90s"))
+    #expect(cut.output.contains("e2e: PASS (cut at 90s by --window: 1 count(s) not checked)"))
+    #expect(cut.output.contains("(at least 17800 samples: not checked in the window)"))
+    #expect(cut.output.contains("2610 'acc.z' samples at 30.00/s"))
+    let xml = try String(contentsOfFile: junit, encoding: .utf8)
+    #expect(xml.contains("failures=\"0\""))
+    let bad = try run(["e2e", "--loopback", "--window", "soon", scenario])
+    #expect(bad.status == 64)
+    #expect(bad.error.contains("--window 'soon' is not a duration"))
+  }
+
   /// `doppel lab` needs its lab script; without one it says how to get it.
   @Test func labWithoutItsScriptSaysHowToInstallIt() throws {
     let outcome = try run(["lab", "--", "true"], environment: ["DOPPEL_LAB_SCRIPT": "/nonexistent/lab"])

@@ -1,0 +1,86 @@
+import BlueZ
+import DBus
+import DBusTestSupport
+import GATT
+import Synchronization
+import Testing
+
+/// bluetoothd may go away (a crash, a restart) under a hosted device: the
+/// device reports its centrals gone and registers again, by itself, with the
+/// bluetoothd that takes `org.bluez` next. Here a stand-in for bluetoothd on
+/// a private bus goes away and another takes its name; the lab restarts the
+/// real one (ci/checks/bluetoothd-restart).
+@Suite(.timeLimit(.minutes(1)))
+struct PeripheralRestartTests {
+  actor Recorder: PeripheralModel {
+    nonisolated let profile: GATTProfile
+    nonisolated let advertisement = AdvertisementData(localName: "Phoenix")
+    private(set) var hostEvents: [HostEvent] = []
+    private(set) var disconnects: [DisconnectReason] = []
+
+    init() throws {
+      profile = try GATTProfile([
+        ServiceDefinition(
+          "d0e20021-0000-4000-8000-00000000c0de", name: "Phoenix",
+          characteristics: [
+            CharacteristicDefinition(
+              "d0e20022-0000-4000-8000-00000000c0de", name: "Value", properties: [.read], initialValue: [1])
+          ])
+      ])
+    }
+
+    func hostEvent(_ event: HostEvent) async { hostEvents.append(event) }
+    func centralDisconnected(_ central: CentralID, reason: DisconnectReason) async { disconnects.append(reason) }
+  }
+
+  let privateBus: PrivateBus
+  init() async throws { privateBus = try await PrivateBus() }
+
+  /// Polls `condition` every 20 ms for up to 10 s.
+  func eventually(_ condition: () async -> Bool) async throws -> Bool {
+    for _ in 0..<500 {
+      if await condition() { return true }
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    return await condition()
+  }
+
+  @Test func aDeviceRegistersAgainWithTheNextBluetoothd() async throws {
+    let first = try await FakeBlueZ.start(on: privateBus)
+    let bus = try await privateBus.connect()
+    let model = try Recorder()
+    let peripheral = try await BlueZPeripheral.host(model, on: first.adapter, bus: bus, name: "phoenix")
+    #expect(first.calls.all == ["RegisterApplication", "RegisterAdvertisement"])
+
+    // A central reads: the device knows it as connected.
+    let value = try ObjectPath("/org/doppel/hci0/phoenix/service0/char0")
+    let central = try first.adapter.devicePath(for: FakeBlueZ.centralAddress)
+    _ = try await DBusRemoteObject(connection: first.bus, destination: bus.uniqueName, path: value)
+      .call(BlueZ.gattCharacteristicInterface, "ReadValue", [.properties(["device": .objectPath(central)])])
+    #expect(await peripheral.connectedCentrals.count == 1)
+
+    // bluetoothd dies: the link is lost, and the model hears so.
+    await first.bus.close()
+    #expect(try await eventually { await model.hostEvents == [.stackLost] })
+    #expect(await model.disconnects == [.linkLoss])
+    #expect(await peripheral.connectedCentrals.isEmpty)
+
+    // A new bluetoothd: registered again, application and advertisement.
+    let second = try await FakeBlueZ.start(on: privateBus)
+    #expect(try await eventually { second.calls.all == ["RegisterApplication", "RegisterAdvertisement"] })
+    #expect(try await eventually { await model.hostEvents.count == 2 })
+    guard case .registeredAgain = await model.hostEvents.last else {
+      Issue.record("expected registeredAgain, got \(await model.hostEvents)")
+      return
+    }
+    // Only the new bluetoothd may drive the device now.
+    let read = try await DBusRemoteObject(connection: second.bus, destination: bus.uniqueName, path: value)
+      .call(BlueZ.gattCharacteristicInterface, "ReadValue", [.properties([:])])
+    #expect(read.first?.bytes == [1])
+
+    await peripheral.stop()
+    #expect(second.calls.all.suffix(2) == ["UnregisterAdvertisement", "UnregisterApplication"])
+    await bus.close()
+    await second.bus.close()
+  }
+}
