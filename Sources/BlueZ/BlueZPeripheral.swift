@@ -210,6 +210,7 @@ public actor BlueZPeripheral: PeripheralHost {
   private func readvertiseWhileIdle() async {
     while !Task.isCancelled {
       try? await Task.sleep(for: Self.readvertiseInterval)
+      if !connected.isEmpty, registered { await forgetCentralsThatLeft() }
       guard !Task.isCancelled, isRunning, registered, wantsAdvertising, connected.isEmpty else { continue }
       try? await serialized {
         guard await self.isRunning, await self.wantsAdvertising else { return }
@@ -623,6 +624,28 @@ public actor BlueZPeripheral: PeripheralHost {
       centralDisconnected(CentralID(address))
     default:
       return
+    }
+  }
+
+  /// Asks bluetoothd whether each central still is connected, and reports
+  /// those that are not. bluetoothd does not always signal a disconnect
+  /// (seen in the lab over many quick connect cycles); a central kept as
+  /// connected would stop the device advertising for good.
+  private func forgetCentralsThatLeft() async {
+    for central in connected {
+      guard let path = try? adapter.devicePath(for: central.rawValue) else { continue }
+      let device = try? DBusRemoteObject(connection: bus, destination: BlueZ.service, path: path)
+      do {
+        guard let device, try await device.property(BlueZ.deviceInterface, "Connected").bool == false else {
+          continue
+        }
+      } catch let error as DBusError where error.name == DBusError.Name.unknownObject {
+        // The device object is gone: so is the link.
+      } catch {
+        continue
+      }
+      Logger.bluez.debug("bluetoothd no longer lists a central as connected", metadata: ["central": "\(central)"])
+      centralDisconnected(central)
     }
   }
 
