@@ -16,7 +16,9 @@ public actor BlueZCentralConnection: CentralConnection {
   private var nextSink = 0
   private var notificationSinks: [Int: NotificationStream.Continuation] = [:]
   /// The sockets of subscriptions made with `AcquireNotify`, by sink.
-  private var acquiredSockets: [Int: NotificationSocket] = [:]
+  private var acquiredSockets: [Int: (socket: NotificationSocket, characteristic: DBusRemoteObject)] = [:]
+  /// Characteristics whose acquired socket was closed before the disconnect.
+  private var closedSockets: [DBusRemoteObject] = []
   private var currentMTU = 23
   private var watch: Task<Void, Never>?
   private var ownerWatch: Task<Void, Never>?
@@ -184,7 +186,7 @@ public actor BlueZCentralConnection: CentralConnection {
           case .closed: Task { await self.socketClosed(id, characteristic) }
           }
         }
-        acquiredSockets[id] = socket
+        acquiredSockets[id] = (socket, object)
         continuation.onTermination = { [weak self] _ in
           socket.close()
           Task { await self?.unsubscribe(id, nil) }
@@ -226,7 +228,8 @@ public actor BlueZCentralConnection: CentralConnection {
   }
 
   private func unsubscribe(_ id: Int, _ object: DBusRemoteObject?) async {
-    acquiredSockets[id] = nil
+    // A socket closed here is released by bluetoothd a moment later; `disconnect` waits for that.
+    if let closed = acquiredSockets.removeValue(forKey: id) { closedSockets.append(closed.characteristic) }
     guard notificationSinks.removeValue(forKey: id) != nil, reason == nil, let object else { return }
     _ = try? await object.call(BlueZ.gattCharacteristicInterface, "StopNotify")
   }
@@ -234,17 +237,32 @@ public actor BlueZCentralConnection: CentralConnection {
   public func disconnect() async {
     guard reason == nil else { return }
     closingLocally = true
-    // Our ends of the acquired sockets close first, and bluetoothd gets a
-    // moment to release them while this program is still on the bus:
-    // bluetoothd 5.66 was seen to crash (src/gatt-client.c, sock_hup after
-    // notify_client_free) when a client's bus connection went away before
-    // its acquired sockets were released.
+    // Our ends of the acquired sockets close first, and this program stays on
+    // the bus until bluetoothd has released every one of them (its
+    // `NotifyAcquired` reads false): bluetoothd 5.66 crashes (src/gatt-client.c,
+    // sock_hup after notify_client_free) when a client's bus connection goes
+    // away before its acquired sockets are released. A fixed 200 ms pause was
+    // not enough on a loaded machine (a CI rehearsal, 2026-11-24).
     let sockets = Array(acquiredSockets.values)
     acquiredSockets.removeAll()
-    for socket in sockets { socket.close() }
-    if !sockets.isEmpty { try? await Task.sleep(for: .milliseconds(200)) }
+    for entry in sockets { entry.socket.close() }
+    await Self.waitUntilReleased(sockets.map(\.characteristic) + closedSockets)
+    closedSockets.removeAll()
     _ = try? await device.call(BlueZ.deviceInterface, "Disconnect")
     ended()
+  }
+
+  /// Waits, 2 s at most, until bluetoothd reports each characteristic's
+  /// notification socket released (or cannot say: then there is nothing to wait for).
+  private static func waitUntilReleased(_ characteristics: [DBusRemoteObject]) async {
+    let deadline = ContinuousClock.now + .seconds(2)
+    for characteristic in characteristics {
+      while ContinuousClock.now < deadline {
+        let acquired = try? await characteristic.property(BlueZ.gattCharacteristicInterface, "NotifyAcquired").bool
+        guard acquired == true else { break }
+        try? await Task.sleep(for: .milliseconds(20))
+      }
+    }
   }
 
   /// - Parameter lost: bluetoothd went away, and the link with it.
