@@ -33,18 +33,15 @@ async def main(adapter, wanted, find_timeout):
         say(f"not found within {find_timeout} s")
         return 1
     say(f"found {device.address}")
-    # BlueZ's own race when one bluetoothd serves both ends (docs/lab.md):
-    # the first connect may fail with "device disconnected"; say so and retry.
-    for attempt in range(1, 4):
-        client = BleakClient(device, bluez={"adapter": adapter}, timeout=30.0)
-        try:
-            await client.connect()
-            break
-        except BleakError as error:
-            say(f"connect attempt {attempt} failed: {error}")
-            if attempt == 3:
-                return 1
-    say(f"connected (attempt {attempt})")
+    # One attempt, as a user's script makes (docs/lab.md, "Device1.Connected
+    # may never turn true": the lab's bluetoothd signals every connection).
+    client = BleakClient(device, bluez={"adapter": adapter}, timeout=30.0)
+    try:
+        await client.connect()
+    except BleakError as error:
+        say(f"connect failed: {error}")
+        return 1
+    say("connected")
     count = 0
     done = asyncio.Event()
 

@@ -46,15 +46,12 @@ async def main(adapter, name):
     if device is None:
         print(f"FAIL no device named {name!r} on {adapter} within 60 s")
         return 1
-    for attempt in range(1, 4):  # BlueZ's own race when one bluetoothd serves both ends (docs/lab.md)
-        client = BleakClient(device, bluez={"adapter": adapter}, timeout=30.0)
-        try:
-            await client.connect()
-            break
-        except BleakError as error:
-            print(f"connect attempt {attempt} failed: {error}")
-            if attempt == 3:
-                return 1
+    client = BleakClient(device, bluez={"adapter": adapter}, timeout=30.0)
+    try:
+        await client.connect()  # one attempt (docs/lab.md, "Device1.Connected may never turn true")
+    except BleakError as error:
+        print(f"FAIL connect: {error}")
+        return 1
     failed = 0
     try:
         # The device's own services: not bluetoothd's GAP (1800) and GATT (1801) services.
