@@ -65,7 +65,7 @@ let package = Package(
     // PalmSens' BLEConnection shape: VSP lines, MethodSCRIPT upload, package parsing.
     .target(
       name: "EmStatPicoClient", dependencies: ["GATT", "MethodScriptFormat"], path: "Sources/Clients/EmStatPicoClient"),
-    // The Kardia app's analysis server and its relay client (WebSocket, JSON), on SwiftNIO.
+    // The Kardia app's analysis server and its relay client (Socket.IO over WebSocket), on SwiftNIO.
     .target(
       name: "KardiaRelay",
       dependencies: [

@@ -11,10 +11,14 @@ import NIOWebSocket
   import Foundation
 #endif
 
-/// The Kardia app's relay: every ECG sample from the board goes to the
-/// analysis server as `{"amplitude", "time"}` over a WebSocket, the server's
-/// answers come back as `replies` (or just `analyses`), and each fresh
-/// arrhythmia goes into `arrhythmiaLog` once.
+/// The Kardia app's relay, speaking Socket.IO over WebSocket as the app did:
+/// every value the board sends is emitted on `message` as
+/// `{"amplitude": "<the board's text>", "time": "<ISO 8601>"}` and kept in the
+/// 15-point `graph`; the server's `node.js` answers come back as `replies` (or
+/// just `analyses`), update what the app's main view shows (`statusCode`,
+/// `statusDescription` from the app's dictionary, `heartRateText`), and each
+/// fresh arrhythmia goes into `arrhythmiaLog` once; `bleDisconnected()` emits
+/// `/BLEDisconnect` and resets the view as the app did.
 ///
 /// ```swift
 /// let relay = try await KardiaRelay.connect(host: "127.0.0.1", port: port)
@@ -27,25 +31,44 @@ public actor KardiaRelay {
     case refused(NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>)
   }
 
-  /// Every text frame from the server, in order; finishes when the connection
+  /// Every event from the server, in order; finishes when the connection
   /// closes (throwing if it failed). One consumer: iterate this or `analyses`.
   public nonisolated let replies: AsyncThrowingStream<KardiaReply, any Error>
   /// The date a sample's time (a `Duration` since the stream started) counts from.
   public nonisolated let epoch: Date
+  /// The Engine.IO revision the relay speaks.
+  public nonisolated let version: EngineIOVersion
   /// The abnormal episodes so far, updated before each analysis is yielded.
   public private(set) var arrhythmiaLog = ArrhythmiaLog()
+  /// The last 15 values the board sent, as the app's graph showed them.
+  public private(set) var graph = KardiaGraph()
+  /// The status code last reported (`"0"` at first and after a BLE disconnect).
+  public var statusCode: String { arrhythmiaLog.lastCode }
+  /// What the app's status view shows for `statusCode` (its dictionary of codes).
+  public var statusDescription: String? { KardiaStatusCode.descriptions[statusCode] }
+  /// What the app's BPM view shows: the last heart rate as sent, `"- -"` at
+  /// first and after a BLE disconnect.
+  public private(set) var heartRateText = KardiaWire.noHeartRate
+  /// The server's Engine.IO handshake, once it arrived: its session id and heartbeat.
+  public private(set) var handshake: (sid: String, pingInterval: Duration, pingTimeout: Duration)?
+  /// How many heartbeats the relay sent: pings with revisions 2 and 3, pongs to the server's pings with 4.
+  public private(set) var heartbeats = 0
   /// The code of the server's close frame, once it sent one (1001 when it shuts down).
   public private(set) var serverCloseCode: Int?
+  /// The reason in the server's close frame, once it sent one.
+  public private(set) var serverCloseReason: String?
 
   private let channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>
   private let sink: AsyncThrowingStream<KardiaReply, any Error>.Continuation
   private var writer: NIOAsyncChannelOutboundWriter<WebSocketFrame>?
   private var closing = false
   private var connection: Task<Void, Never>?
+  private var heartbeat: Task<Void, Never>?
 
-  private init(channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, epoch: Date) {
+  private init(channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, epoch: Date, version: EngineIOVersion) {
     self.channel = channel
     self.epoch = epoch
+    self.version = version
     (replies, sink) = AsyncThrowingStream.makeStream()
   }
 
@@ -57,15 +80,18 @@ public actor KardiaRelay {
     }
   }
 
-  /// Opens the WebSocket to `ws://host:port/path`; a sample's time is sent as
-  /// `epoch` plus its `ECGSample.time`. Throws `KardiaError.upgradeRefused` when
-  /// the server answers with an HTTP status instead of switching protocols, and
-  /// `KardiaError.timedOut` when connecting and upgrading take longer than `timeout`.
+  /// Opens the Socket.IO connection to `ws://host:port/path?EIO=<version>&transport=websocket`
+  /// (by default as the app did: Engine.IO revision 2, straight to WebSocket);
+  /// a sample's time is sent as `epoch` plus its `ECGSample.time`. Throws
+  /// `KardiaError.upgradeRefused` when the server answers with an HTTP status
+  /// instead of switching protocols, and `KardiaError.timedOut` when connecting
+  /// and upgrading take longer than `timeout`.
   public static func connect(
-    host: String, port: Int, path: String = "/ecg", epoch: Date = Date(), timeout: Duration = .seconds(10),
-    eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    host: String, port: Int, path: String = "/socket.io/", version: EngineIOVersion = .two, epoch: Date = Date(),
+    timeout: Duration = .seconds(10), eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
   ) async throws -> KardiaRelay {
     let deadline = TimeAmount(timeout)
+    let target = "\(path)\(path.contains("?") ? "&" : "?")EIO=\(version.rawValue)&transport=websocket"
     let (upgrade, expiry): (EventLoopFuture<Upgrade>, Scheduled<Void>) = try await ClientBootstrap(
       group: eventLoopGroup
     )
@@ -74,19 +100,19 @@ public actor KardiaRelay {
       channel.eventLoop.makeCompletedFuture {
         // However the server behaves, the upgrade (or reading its refusal) ends by the deadline.
         let expiry = channel.eventLoop.scheduleTask(in: deadline) { channel.close(promise: nil) }
-        return (try configure(channel, host: host, port: port, path: path), expiry)
+        return (try configure(channel, host: host, port: port, path: target), expiry)
       }
     }
     let result: Upgrade
     do {
       result = try await upgrade.get()
     } catch {
-      throw await Self.expired(expiry) ? KardiaError.timedOut : error
+      throw await expired(expiry) ? KardiaError.timedOut : error
     }
     switch result {
     case .webSocket(let channel):
       expiry.cancel()
-      let relay = KardiaRelay(channel: channel, epoch: epoch)
+      let relay = KardiaRelay(channel: channel, epoch: epoch, version: version)
       await relay.start()
       return relay
     case .refused(let channel):
@@ -107,32 +133,27 @@ public actor KardiaRelay {
     return (try? await expiry.futureResult.get()) != nil
   }
 
-  /// Sends one sample.
+  /// Sends one sample: emits `message` and adds it to the graph.
   public func send(_ sample: ECGSample) async throws {
-    try await sendRaw(event(for: sample))
+    try await send(contentsOf: [sample])
   }
 
-  /// Sends samples in order, one event (text frame) each, written together
-  /// with one flush: how a relay that fell behind catches up without a
-  /// system call per sample.
+  /// Sends samples in order, one `message` event (text frame) each, written
+  /// together with one flush: how a relay that fell behind catches up without
+  /// a system call per sample.
   public func send(contentsOf samples: [ECGSample]) async throws {
-    guard let writer, !closing else { throw KardiaError.closed }
-    do {
-      try await writer.write(contentsOf: samples.map { Self.frame(.text, ByteBuffer(string: event(for: $0))) })
-    } catch {
-      throw KardiaError.closed
+    let frames = samples.map { sample in
+      let text = sample.text ?? String(sample.amplitude)
+      graph.append(text)
+      let packet = KardiaWire.sample(amplitude: text, time: epoch.addingTimeInterval(sample.time.seconds))
+      return EngineIOPacket.message(packet.text).text
     }
+    try await write(frames)
   }
 
-  /// The event text for a sample: its amplitude and its time after `epoch`.
-  private func event(for sample: ECGSample) -> String {
-    let time = epoch.addingTimeInterval(
-      sample.time.seconds)
-    return KardiaWire.event(amplitude: sample.amplitude, time: time)
-  }
-
-  /// Sends a reading if it is a sample (as the app did, which relayed only
-  /// what parsed as a number); returns whether it sent it.
+  /// Sends a reading if it is a sample; returns whether it sent it. A
+  /// malformed notification is not sent (the app would have sent its text,
+  /// and the server refused it).
   @discardableResult
   public func send(_ reading: BlendMicroReading) async throws -> Bool {
     guard case .sample(let sample) = reading else { return false }
@@ -148,12 +169,34 @@ public actor KardiaRelay {
     }
   }
 
+  /// The board disconnected: emits `/BLEDisconnect` and, as the app did, shows
+  /// status `"0"` (`N/A`) and heart rate `"- -"` until the next analysis.
+  public func bleDisconnected() async throws {
+    arrhythmiaLog.bleDisconnected()
+    heartRateText = KardiaWire.noHeartRate
+    try await write([EngineIOPacket.message(SocketIOPacket.event(KardiaWire.disconnectEvent).text).text])
+  }
+
   /// Sends `text` as one text frame, as it is: for checking how the server
-  /// takes events that are not well formed.
+  /// takes frames that are not well formed.
   public func sendRaw(_ text: String) async throws {
+    try await write([text])
+  }
+
+  /// Sends `bytes` as one binary frame.
+  public func sendBinary(_ bytes: [UInt8]) async throws {
     guard let writer, !closing else { throw KardiaError.closed }
     do {
-      try await writer.write(Self.frame(.text, ByteBuffer(string: text)))
+      try await writer.write(Self.frame(.binary, ByteBuffer(bytes: bytes)))
+    } catch {
+      throw KardiaError.closed
+    }
+  }
+
+  private func write(_ texts: [String]) async throws {
+    guard let writer, !closing else { throw KardiaError.closed }
+    do {
+      try await writer.write(contentsOf: texts.map { Self.frame(.text, ByteBuffer(string: $0)) })
     } catch {
       throw KardiaError.closed
     }
@@ -162,6 +205,7 @@ public actor KardiaRelay {
   /// Closes the WebSocket (code 1000) and waits, at most two seconds, for the
   /// server to answer and the connection to end.
   public func close() async {
+    heartbeat?.cancel()
     if let writer, !closing {
       closing = true
       var code = ByteBuffer()
@@ -188,19 +232,25 @@ public actor KardiaRelay {
       try await channel.executeThenClose { inbound, outbound in
         writer = outbound
         isReady = true
+        if version.serverPings {
+          // Revision 4: the client asks for the main namespace.
+          try await outbound.write(
+            Self.frame(.text, ByteBuffer(string: EngineIOPacket.message(SocketIOPacket(kind: .connect).text).text)))
+        }
         ready.resume()
         defer { writer = nil }
         for try await frame in inbound {
           switch frame.opcode {
           case .text:
-            let reply = KardiaWire.reply(String(buffer: frame.unmaskedData))
-            if case .analysis(let analysis) = reply { arrhythmiaLog.record(analysis) }
-            sink.yield(reply)
+            try await receive(String(buffer: frame.unmaskedData), outbound: outbound)
+          case .binary:
+            sink.yield(.unreadable("a binary frame of \(frame.unmaskedData.readableBytes) bytes"))
           case .ping:
             try await outbound.write(Self.frame(.pong, frame.unmaskedData))
           case .connectionClose:
             var data = frame.unmaskedData
             serverCloseCode = data.readInteger(as: UInt16.self).map(Int.init)
+            serverCloseReason = data.readString(length: data.readableBytes)
             if !closing {
               // Answer the server's close with its code, then let the channel close
               // (the server may have closed it already: that is no failure).
@@ -218,8 +268,73 @@ public actor KardiaRelay {
     } catch {
       sink.finish(throwing: error)
     }
+    heartbeat?.cancel()
     closing = true
     if !isReady { ready.resume() }
+  }
+
+  /// One Engine.IO packet from the server.
+  private func receive(_ text: String, outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>) async throws {
+    guard let packet = try? EngineIOPacket(text: text) else {
+      sink.yield(.unreadable(text))
+      return
+    }
+    switch packet {
+    case .open(let data):
+      guard case .object(let fields)? = JSONValue.parse(Substring(data)), case .string(let sid)? = fields["sid"],
+        case .number(let interval)? = fields["pingInterval"], case .number(let timeout)? = fields["pingTimeout"]
+      else {
+        sink.yield(.unreadable(text))
+        return
+      }
+      handshake = (sid, .milliseconds(Int64(interval)), .milliseconds(Int64(timeout)))
+      if !version.serverPings { startHeartbeat(every: .milliseconds(Int64(interval))) }
+    case .ping(let data):
+      try await outbound.write(Self.frame(.text, ByteBuffer(string: EngineIOPacket.pong(data).text)))
+      heartbeats += 1
+    case .message(let data):
+      guard let message = try? SocketIOPacket(text: data) else {
+        sink.yield(.unreadable(text))
+        return
+      }
+      switch message.kind {
+      case .connect:
+        break
+      case .event:
+        let reply = KardiaWire.reply(message)
+        if case .analysis(let analysis) = reply {
+          arrhythmiaLog.record(analysis)
+          heartRateText = analysis.heartRateText
+        }
+        sink.yield(reply)
+      default:
+        sink.yield(.unreadable(text))
+      }
+    case .pong, .noop:
+      break
+    case .close, .upgrade:
+      sink.yield(.unreadable(text))
+    }
+  }
+
+  private func ping() async throws {
+    try await write([EngineIOPacket.ping("").text])
+    heartbeats += 1
+  }
+
+  /// Revisions 2 and 3: the client pings every `interval`, as the app's client did.
+  private func startHeartbeat(every interval: Duration) {
+    heartbeat?.cancel()
+    heartbeat = Task { [weak self] in
+      while !Task.isCancelled {
+        do {
+          try await Task.sleep(for: max(interval, .milliseconds(10)))
+          try await self?.ping()
+        } catch {
+          return
+        }
+      }
+    }
   }
 
   /// A frame from the client: masked, as RFC 6455 requires.
@@ -251,8 +366,11 @@ public actor KardiaRelay {
         channel.eventLoop.makeCompletedFuture { .refused(try NIOAsyncChannel(wrappingChannelSynchronously: channel)) }
       }
     )
-    return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(
-      configuration: .init(upgradeConfiguration: upgrade))
+    var configuration = NIOUpgradableHTTPClientPipelineConfiguration(upgradeConfiguration: upgrade)
+    // Engine.IO's open packet follows the 101 at once, often in the same read:
+    // the bytes after the response are frames, not to be dropped.
+    configuration.leftOverBytesStrategy = .forwardBytes
+    return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: configuration)
   }
 
   /// The status of the response that refused the upgrade.
