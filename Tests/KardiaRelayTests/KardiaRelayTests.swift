@@ -189,6 +189,23 @@ struct KardiaRelayTests {
     }
   }
 
+  @Test func aMessageOver64KiBEndsTheConnectionAndTheServerGoesOn() async throws {
+    try await TestServer.with { server in
+      let relay = try await server.connect()
+      try await relay.sendRaw("42" + String(repeating: "x", count: 70_000))
+      let ended = try await TimedOut.within(.seconds(5), "the connection ending") {
+        do {
+          for try await _ in relay.replies {}
+        } catch {}
+        return await relay.serverCloseCode
+      }
+      #expect(ended == 1009, "\(String(describing: ended))")
+      await relay.close()
+      let next = try await server.connect()
+      await next.close()
+    }
+  }
+
   @Test func shutdownCompletesWithAClientConnected() async throws {
     let server = try await TestServer.start()
     let relay = try await server.connect()
