@@ -72,7 +72,7 @@ struct KardiaWireTests {
 
   @Test func eventsAreTheOnesTheAppAndServerExchanged() throws {
     let event = KardiaWire.sample(amplitude: "-0.125\r\n", time: ECGFeed.epoch + 0.25)
-    #expect(event.text == #"2["message",{"amplitude":"-0.125\r\n","time":"2025-06-15T15:06:40.250Z"}]"#)
+    #expect(event == #"42["message",{"amplitude":"-0.125\r\n","time":"2025-06-15T15:06:40.250Z"}]"#)
     let values = SyntheticECG(heartRate: 72).samples(0..<1000)
     let analysis = HeartRateAnalysis(times: values.indices.map { Double($0) / 100 }, amplitudes: values)
     let rate = try #require(analysis.heartRate)
@@ -87,7 +87,9 @@ struct KardiaWireTests {
         == #"2["node.js",{"heartRate":"- -","statusCode":"0","time":"2025-06-15T15:06:40.000Z"}]"#)
     #expect(KardiaWire.failure("no", event: "x").text == #"2["/error",{"error":"no","event":"x"}]"#)
     // What is written reads back as it was, the board's line end ignored.
-    let back = try KardiaWire.parseSample(try event.event().arguments).get()
+    let packet = try SocketIOPacket(text: String(event.dropFirst()))
+    let back = try KardiaWire.parseSample(try packet.event().arguments).get()
+    #expect(KardiaWire.quickSample(event.dropFirst(2)) == (try packet.event().arguments))
     #expect(back.amplitude == -0.125 && back.time == ECGFeed.epoch + 0.25)
   }
 

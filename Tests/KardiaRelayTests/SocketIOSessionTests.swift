@@ -17,7 +17,7 @@ struct SocketIOSessionTests {
   static func at(_ seconds: Double) -> ContinuousClock.Instant { start + .seconds(seconds) }
 
   static func sample(_ n: Int, amplitude: String = "0.5") -> String {
-    "4" + KardiaWire.sample(amplitude: amplitude, time: ECGFeed.epoch + Double(n) / 100).text
+    KardiaWire.sample(amplitude: amplitude, time: ECGFeed.epoch + Double(n) / 100)
   }
 
   /// The `/error` message in a reaction's only frame.

@@ -145,8 +145,7 @@ public actor KardiaRelay {
     let frames = samples.map { sample in
       let text = sample.text ?? String(sample.amplitude)
       graph.append(text)
-      let packet = KardiaWire.sample(amplitude: text, time: epoch.addingTimeInterval(sample.time.seconds))
-      return EngineIOPacket.message(packet.text).text
+      return KardiaWire.sample(amplitude: text, time: epoch.addingTimeInterval(sample.time.seconds))
     }
     try await write(frames)
   }
@@ -293,6 +292,10 @@ public actor KardiaRelay {
       try await outbound.write(Self.frame(.text, ByteBuffer(string: EngineIOPacket.pong(data).text)))
       heartbeats += 1
     case .message(let data):
+      if data.first == "2", let analysis = KardiaWire.quickAnalysis(data.dropFirst()) {
+        record(analysis)
+        return
+      }
       guard let message = try? SocketIOPacket(text: data) else {
         sink.yield(.unreadable(text))
         return
@@ -303,10 +306,10 @@ public actor KardiaRelay {
       case .event:
         let reply = KardiaWire.reply(message)
         if case .analysis(let analysis) = reply {
-          arrhythmiaLog.record(analysis)
-          heartRateText = analysis.heartRateText
+          record(analysis)
+        } else {
+          sink.yield(reply)
         }
-        sink.yield(reply)
       default:
         sink.yield(.unreadable(text))
       }
@@ -320,6 +323,13 @@ public actor KardiaRelay {
   private func ping() async throws {
     try await write([EngineIOPacket.ping("").text])
     heartbeats += 1
+  }
+
+  /// Takes an analysis in, as the app did (its log, its views), and passes it on.
+  private func record(_ analysis: KardiaAnalysis) {
+    arrhythmiaLog.record(analysis)
+    heartRateText = analysis.heartRateText
+    sink.yield(.analysis(analysis))
   }
 
   /// Revisions 2 and 3: the client pings every `interval`, as the app's client did.

@@ -27,9 +27,30 @@ enum KardiaWire {
 
   // MARK: Samples
 
-  /// The `message` event for one sample: the amplitude as the board's text.
-  static func sample(amplitude: String, time: Date) -> SocketIOPacket {
-    .event(sampleEvent, .object(["amplitude": .string(amplitude), "time": .string(format(time))]))
+  /// The `message` event for one sample, the amplitude as the board's text,
+  /// as the Engine.IO message that carries it: `42["message",{"amplitude":"…","time":"…"}]`.
+  static func sample(amplitude: String, time: Date) -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    let frame = SampleFrameOut(amplitude: amplitude, time: format(time))
+    // Encoding two strings cannot fail.
+    return "42" + ((try? String(decoding: encoder.encode(frame), as: UTF8.self)) ?? "[]")
+  }
+
+  /// `["message", {"amplitude": …, "time": …}]`, written without building a `JSONValue`.
+  private struct SampleFrameOut: Encodable {
+    struct Arguments: Encodable {
+      var amplitude: String
+      var time: String
+    }
+    var amplitude: String
+    var time: String
+
+    func encode(to encoder: any Encoder) throws {
+      var frame = encoder.unkeyedContainer()
+      try frame.encode(KardiaWire.sampleEvent)
+      try frame.encode(Arguments(amplitude: amplitude, time: time))
+    }
   }
 
   /// Reads the arguments of a `message` event, or says what is wrong with them.
@@ -72,6 +93,44 @@ enum KardiaWire {
     return .success((amplitude, time))
   }
 
+  /// A `message` event frame (`["message",{"amplitude":…,"time":"…"}]`) read
+  /// straight into its types: how the server reads the usual event without
+  /// building a `JSONValue` for it. `nil` for anything else, which then goes
+  /// the general way (and gets its error message there).
+  static func quickSample(_ data: Substring) -> [JSONValue]? {
+    guard data.hasPrefix(#"["message",{"#),
+      let frame = try? JSONDecoder().decode(SampleFrame.self, from: Data(data.utf8))
+    else { return nil }
+    return [.object(["amplitude": frame.amplitude, "time": .string(frame.time)])]
+  }
+
+  /// `["message", {"amplitude": string or number, "time": string}]` and nothing more.
+  private struct SampleFrame: Decodable {
+    var amplitude: JSONValue
+    var time: String
+
+    private enum Keys: String, CodingKey {
+      case amplitude, time
+    }
+
+    init(from decoder: any Decoder) throws {
+      var frame = try decoder.unkeyedContainer()
+      guard try frame.decode(String.self) == KardiaWire.sampleEvent else {
+        throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "another event"))
+      }
+      let arguments = try frame.nestedContainer(keyedBy: Keys.self)
+      guard frame.isAtEnd, arguments.allKeys.count == 2 else {
+        throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "more than a sample"))
+      }
+      if let text = try? arguments.decode(String.self, forKey: .amplitude) {
+        amplitude = .string(text)
+      } else {
+        amplitude = .number(try arguments.decode(Double.self, forKey: .amplitude))
+      }
+      time = try arguments.decode(String.self, forKey: .time)
+    }
+  }
+
   // MARK: Replies
 
   /// The `node.js` event for an analysis of samples up to `time`.
@@ -90,6 +149,38 @@ enum KardiaWire {
     var object: [String: JSONValue] = ["error": .string(message)]
     if let event { object["event"] = .string(event) }
     return .event(errorEvent, .object(object))
+  }
+
+  /// A `node.js` event frame whose values are all strings, read straight into
+  /// an analysis: how the relay reads the usual answer. `nil` for anything
+  /// else, which then goes the general way.
+  static func quickAnalysis(_ data: Substring) -> KardiaAnalysis? {
+    guard data.hasPrefix(#"["node.js",{"#),
+      let frame = try? JSONDecoder().decode(AnalysisFrame.self, from: Data(data.utf8)),
+      let code = frame.values["statusCode"], let rate = frame.values["heartRate"]
+    else { return nil }
+    var time: Date?
+    if let text = frame.values["time"] {
+      guard let parsed = parseTime(text) else { return nil }
+      time = parsed
+    }
+    return KardiaAnalysis(statusCode: code, heartRateText: rate, time: time)
+  }
+
+  /// `["node.js", {string: string, …}]` and nothing more.
+  private struct AnalysisFrame: Decodable {
+    var values: [String: String]
+
+    init(from decoder: any Decoder) throws {
+      var frame = try decoder.unkeyedContainer()
+      guard try frame.decode(String.self) == KardiaWire.analysisEvent else {
+        throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "another event"))
+      }
+      values = try frame.decode([String: String].self)
+      guard frame.isAtEnd else {
+        throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "more than an analysis"))
+      }
+    }
   }
 
   /// Reads an event from the server.

@@ -138,6 +138,9 @@ struct SocketIOSession {
   }
 
   private mutating func receive(socketIO data: String) -> Reaction {
+    if connected, data.first == "2", let arguments = KardiaWire.quickSample(data.dropFirst()) {
+      return analysis.receive(arguments).map(reply) ?? Reaction()
+    }
     let packet: SocketIOPacket
     do {
       packet = try SocketIOPacket(text: data)
