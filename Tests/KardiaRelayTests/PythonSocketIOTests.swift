@@ -7,10 +7,13 @@ import Testing
 
 /// The analysis server driven by a Socket.IO client written independently of
 /// it: python-socketio from PyPI (installed by ci/bootstrap), in a python3
-/// subprocess, over the WebSocket transport.
+/// subprocess, over the WebSocket transport; version 5 (Engine.IO 4, the
+/// server pings) and version 4 (Engine.IO 3 as the Kardia app's generation
+/// spoke it, the client pings), from `/opt/doppel/python-socketio-4` or
+/// `DOPPEL_PYTHON_SOCKETIO4`.
 @Suite(.timeLimit(.minutes(1)))
 struct PythonSocketIOTests {
-  /// What the client does: connects (Engine.IO 4 with python-socketio 5),
+  /// What the client does: connects,
   /// emits every sample of the file named by its second argument on
   /// `message` as the app did, then an event the server refuses, an unknown
   /// event and `/BLEDisconnect` (with an ack, which `call` waits for); waits
@@ -38,7 +41,10 @@ struct PythonSocketIOTests {
     def error(data):
         errors.append(data)
 
-    client.connect(f"http://127.0.0.1:{port}", transports=["websocket"], wait_timeout=10)
+    try:
+        client.connect(f"http://127.0.0.1:{port}", transports=["websocket"], wait_timeout=10)
+    except TypeError:  # python-socketio 4 has no wait_timeout
+        client.connect(f"http://127.0.0.1:{port}", transports=["websocket"])
     started = time.monotonic()
     for amplitude, sent in samples:
         client.emit("message", {"amplitude": amplitude, "time": sent})
@@ -47,11 +53,12 @@ struct PythonSocketIOTests {
     client.emit("heartbeat", {})
     ack = client.call("/BLEDisconnect", timeout=10)
     # Answers to the refused events come before the ack: they were sent first.
-    time.sleep(max(0, 1.2 - (time.monotonic() - started)))  # outlive a few of the server's pings
+    time.sleep(max(0, 1.2 - (time.monotonic() - started)))  # outlive a few heartbeats
     print(json.dumps({
         "version": metadata.version("python-socketio"),
+        "engineio": metadata.version("python-engineio"),
         "transport": client.transport(),
-        "sid": client.get_sid(),
+        "sid": client.get_sid() if hasattr(client, "get_sid") else client.sid,
         "analyses": analyses,
         "errors": errors,
         "ack": ack,
@@ -62,6 +69,7 @@ struct PythonSocketIOTests {
 
   struct Report: Decodable {
     var version: String
+    var engineio: String
     var transport: String
     var sid: String?
     var analyses: [[String: String]]
@@ -69,8 +77,13 @@ struct PythonSocketIOTests {
     var connected: Bool
   }
 
-  @Test func pythonSocketIOEmitsTheAppsEventsAndReadsTheAnswers() async throws {
-    // The server pings every 300 ms: the client has to answer for the session to last.
+  /// Where python-socketio 4 is (ci/bootstrap puts it there).
+  static let socketIO4 =
+    ProcessInfo.processInfo.environment["DOPPEL_PYTHON_SOCKETIO4"] ?? "/opt/doppel/python-socketio-4"
+
+  @Test(arguments: [5, 4])
+  func pythonSocketIOEmitsTheAppsEventsAndReadsTheAnswers(major: Int) async throws {
+    // A heartbeat every 300 ms: the session lasts only if the client keeps it.
     let configuration = KardiaAnalysisServer.Configuration(
       analysisInterval: 10, pingInterval: .milliseconds(300), pingTimeout: .seconds(10))
     let report = try await TestServer.with(configuration) { server in
@@ -79,11 +92,18 @@ struct PythonSocketIOTests {
       let samples = ecg.samples(0..<1000).enumerated().map { n, value in
         [SyntheticECG.text(value) + "\r\n", KardiaWire.format(ECGFeed.epoch + Double(n) / 100)]
       }
-      let output = try await Self.runClient(port: server.port, samples: samples, expected: 100)
+      let path = major == 4 ? Self.socketIO4 : nil
+      if let path {
+        try #require(
+          FileManager.default.fileExists(atPath: "\(path)/socketio"),
+          "no python-socketio 4 in \(path): run ci/bootstrap")
+      }
+      let output = try await Self.runClient(port: server.port, samples: samples, expected: 100, pythonPath: path)
       return try JSONDecoder().decode(Report.self, from: Data(output.utf8))
     }
-    // python-socketio 5 speaks Engine.IO 4: the server pinged, the client answered, nothing closed.
-    #expect(report.version.hasPrefix("5."), "\(report.version)")
+    // python-socketio 5 speaks Engine.IO 4 (the server pings), 4 speaks 3 (the client pings): nothing closed.
+    #expect(report.version.hasPrefix("\(major)."), "\(report.version)")
+    #expect(report.engineio.hasPrefix(major == 5 ? "4." : "3."), "\(report.engineio)")
     #expect(report.transport == "websocket")
     #expect(report.sid?.isEmpty == false)
     #expect(report.connected)
@@ -107,7 +127,7 @@ struct PythonSocketIOTests {
   /// Runs the client against `port` with `samples` ([amplitude, time] pairs)
   /// and returns what it printed; throws, saying why, if it failed or took
   /// more than 40 s.
-  static func runClient(port: Int, samples: [[String]], expected: Int) async throws -> String {
+  static func runClient(port: Int, samples: [[String]], expected: Int, pythonPath: String?) async throws -> String {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kardia-socketio-\(getpid())-\(port)")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: folder) }
@@ -121,6 +141,11 @@ struct PythonSocketIOTests {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = ["python3", "-c", client, String(port), input.path, String(expected)]
+    if let pythonPath {
+      var environment = ProcessInfo.processInfo.environment
+      environment["PYTHONPATH"] = pythonPath
+      process.environment = environment
+    }
     process.standardOutput = try FileHandle(forWritingTo: stdout)
     process.standardError = try FileHandle(forWritingTo: stderr)
     let (ended, end) = AsyncStream<Void>.makeStream()
