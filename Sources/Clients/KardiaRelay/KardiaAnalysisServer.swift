@@ -345,11 +345,23 @@ public actor KardiaAnalysisServer {
         try await outbound.write(WebSocketFrame(fin: true, opcode: .connectionClose, data: data))
       }
       let (inputs, sink) = AsyncStream<Input>.makeStream()
+      // A credit per `batch` frames handled: the reader stays at most `window`
+      // frames ahead, so a client that floods meets TCP's backpressure, not a
+      // queue growing in memory.
+      let (credits, credit) = AsyncStream<Void>.makeStream()
+      let (window, batch) = (64, 16)
+      var handled = 0
       do {
         try await withThrowingTaskGroup { group in
           group.addTask {
             defer { sink.yield(.ended) }
-            for try await frame in inbound { sink.yield(.frame(frame)) }
+            var returned = credits.makeAsyncIterator()
+            var ahead = 0
+            for try await frame in inbound {
+              sink.yield(.frame(frame))
+              ahead += 1
+              while ahead >= window, await returned.next() != nil { ahead -= batch }
+            }
           }
           group.addTask {
             while true {
@@ -367,6 +379,8 @@ public actor KardiaAnalysisServer {
             case .tick:
               reaction = session.tick(now: .now)
             case .frame(let frame):
+              handled += 1
+              if handled % batch == 0 { credit.yield() }
               switch frame.opcode {
               case .text:
                 reaction = session.receive(text: String(buffer: frame.unmaskedData), now: .now)
