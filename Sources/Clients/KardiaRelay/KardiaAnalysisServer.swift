@@ -316,94 +316,58 @@ public actor KardiaAnalysisServer {
     path.count > 1 && path.hasSuffix("/") ? path.dropLast() : path
   }
 
-  /// One input to a connection's session.
-  private enum Input: Sendable {
-    case frame(WebSocketFrame)
-    case tick
-    case ended
-  }
-
   private nonisolated static func serveWebSocket(
     _ channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, version: EngineIOVersion, configuration: Configuration
   ) async throws {
-    var session = SocketIOSession(
-      version: version, sid: sessionID(), pingInterval: configuration.pingInterval,
-      pingTimeout: configuration.pingTimeout,
-      analysis: KardiaAnalysisSession(window: configuration.window, interval: configuration.analysisInterval),
-      now: .now)
+    // The reader and the heartbeat both act on the session; each writes what it decided.
+    let session = SharedSession(
+      SocketIOSession(
+        version: version, sid: sessionID(), pingInterval: configuration.pingInterval,
+        pingTimeout: configuration.pingTimeout,
+        analysis: KardiaAnalysisSession(window: configuration.window, interval: configuration.analysisInterval),
+        now: .now))
     // Often enough to keep the heartbeat's deadlines to within a quarter.
     let tick = max(.milliseconds(10), min(.seconds(1), min(configuration.pingInterval, configuration.pingTimeout) / 4))
     try await channel.executeThenClose { inbound, outbound in
-      func send(_ frames: [String]) async throws {
-        try await outbound.write(
-          contentsOf: frames.map { WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: $0)) })
-      }
-      func close(_ close: SocketIOSession.Close) async throws {
-        var data = ByteBuffer()
-        data.writeInteger(close.code)
-        data.writeString(String(decoding: close.reason.utf8.prefix(123), as: UTF8.self))
-        try await outbound.write(WebSocketFrame(fin: true, opcode: .connectionClose, data: data))
-      }
-      let (inputs, sink) = AsyncStream<Input>.makeStream()
-      // A credit per `batch` frames handled: the reader stays at most `window`
-      // frames ahead, so a client that floods meets TCP's backpressure, not a
-      // queue growing in memory.
-      let (credits, credit) = AsyncStream<Void>.makeStream()
-      let (window, batch) = (64, 16)
-      var handled = 0
       do {
         try await withThrowingTaskGroup { group in
+          try await write(session.withLock { $0.open() }, to: outbound)
           group.addTask {
-            defer { sink.yield(.ended) }
-            var returned = credits.makeAsyncIterator()
-            var ahead = 0
-            for try await frame in inbound {
-              sink.yield(.frame(frame))
-              ahead += 1
-              while ahead >= window, await returned.next() != nil { ahead -= batch }
-            }
-          }
-          group.addTask {
+            // The heartbeat: pings (revision 4), and the end of a session whose client fell silent.
             while true {
               try await Task.sleep(for: tick)
-              sink.yield(.tick)
+              let reaction = session.withLock { $0.tick(now: .now) }
+              try await write(reaction, to: outbound)
+              if reaction.close != nil {
+                // The reader is waiting for a frame that may never come.
+                channel.channel.close(promise: nil)
+                return
+              }
             }
           }
           defer { group.cancelAll() }
-          try await send(session.open())
-          loop: for await input in inputs {
+          for try await frame in inbound {
             let reaction: SocketIOSession.Reaction
-            switch input {
-            case .ended:
-              break loop
-            case .tick:
-              reaction = session.tick(now: .now)
-            case .frame(let frame):
-              handled += 1
-              if handled % batch == 0 { credit.yield() }
-              switch frame.opcode {
-              case .text:
-                reaction = session.receive(text: String(buffer: frame.unmaskedData), now: .now)
-              case .binary:
-                reaction = session.receiveBinary()
-              case .ping:
-                try await outbound.write(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData))
-                continue
-              case .connectionClose:
-                // Answer with the client's code (the first two bytes), then close.
-                var data = frame.unmaskedData
-                let code = data.readSlice(length: 2) ?? ByteBuffer()
-                try await outbound.write(WebSocketFrame(fin: true, opcode: .connectionClose, data: code))
-                break loop
-              default:
-                continue
-              }
+            switch frame.opcode {
+            case .text:
+              let text = String(buffer: frame.unmaskedData)
+              reaction = session.withLock { $0.receive(text: text, now: .now) }
+            case .binary:
+              reaction = session.withLock { $0.receiveBinary() }
+            case .ping:
+              try await outbound.write(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData))
+              continue
+            case .connectionClose:
+              // Answer with the client's code (the first two bytes), then close.
+              var data = frame.unmaskedData
+              let code = data.readSlice(length: 2) ?? ByteBuffer()
+              try await outbound.write(WebSocketFrame(fin: true, opcode: .connectionClose, data: code))
+              return
+            default:
+              continue
             }
-            try await send(reaction.frames)
-            if let end = reaction.close {
-              try await close(end)
-              break loop
-            }
+            try await write(reaction, to: outbound)
+            if reaction.close != nil { return }
           }
         }
       } catch  where Task.isCancelled {
@@ -417,6 +381,40 @@ public actor KardiaAnalysisServer {
         try? await channel.channel.writeAndFlush(goodbye).get()
       }
     }
+  }
+
+  /// One connection's session, shared by the task reading its frames and the heartbeat's.
+  private final class SharedSession: Sendable {
+    private let session: Mutex<SocketIOSession>
+
+    init(_ session: sending SocketIOSession) {
+      self.session = Mutex(session)
+    }
+
+    func withLock<Result: Sendable>(_ body: (inout sending SocketIOSession) -> sending Result) -> Result {
+      session.withLock(body)
+    }
+  }
+
+  /// Writes a reaction's frames, and its close frame (code and reason) if it ends the session.
+  private nonisolated static func write(
+    _ reaction: SocketIOSession.Reaction, to outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>
+  ) async throws {
+    var frames = reaction.frames.map { WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: $0)) }
+    if let close = reaction.close {
+      var data = ByteBuffer()
+      data.writeInteger(close.code)
+      data.writeString(String(decoding: close.reason.utf8.prefix(123), as: UTF8.self))
+      frames.append(WebSocketFrame(fin: true, opcode: .connectionClose, data: data))
+    }
+    if !frames.isEmpty { try await outbound.write(contentsOf: frames) }
+  }
+
+  /// Writes the frames that open the session.
+  private nonisolated static func write(
+    _ frames: [String], to outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>
+  ) async throws {
+    try await write(SocketIOSession.Reaction(frames: frames), to: outbound)
   }
 
   /// A random Engine.IO session id (20 URL-safe characters).
