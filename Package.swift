@@ -111,7 +111,7 @@ let package = Package(
       name: "Fuzzing",
       dependencies: [
         "DoppelKit", "Signals", "E4", "E4Link", "EmStatPico", "EmStatPicoClient", "MethodScriptFormat", "ActiGraphLink",
-        "ActiGraphLinkSDK", "BlendMicroClient",
+        "ActiGraphLinkSDK", "BlendMicroClient", "KardiaRelay",
       ],
       path: "Benchmarks/Fuzzing"),
     .executableTarget(name: "doppel-fuzz", dependencies: ["Fuzzing"], path: "Benchmarks/doppel-fuzz"),
