@@ -189,6 +189,65 @@ struct KardiaRelayTests {
     }
   }
 
+  @Test func withReconnectionTheRelayConnectsAgainToAServerThatCameBack() async throws {
+    let first = try await TestServer.start(.init(analysisInterval: 10))
+    let relay = try await KardiaRelay.connect(
+      host: "127.0.0.1", port: first.port, epoch: ECGFeed.epoch,
+      reconnection: .init(attempts: 20, wait: .milliseconds(100)))
+    var analyses = relay.analyses.makeAsyncIterator()
+    let readings = ECGFeed.readings(SyntheticECG(heartRate: 72), count: 20)
+    try await relay.send(contentsOf: readings.prefix(10).compactMap { if case .sample(let s) = $0 { s } else { nil } })
+    #expect(try await analyses.next(isolation: #isolation) != nil)
+    // The server goes away (1001) and another comes up on the same port.
+    try await first.stop()
+    let second = try await TestServer.start(.init(port: first.port, analysisInterval: 10))
+    defer { Task { try? await second.stop() } }
+    let reconnected = try await TimedOut.within(.seconds(5), "reconnecting") {
+      while await relay.reconnections == 0 { try await Task.sleep(for: .milliseconds(20)) }
+      return await relay.reconnections
+    }
+    #expect(reconnected == 1)
+    #expect(await relay.serverCloseCode == 1001)
+    // The same relay, the same replies: the new server answers (its window starts over).
+    try await relay.send(contentsOf: readings.suffix(10).compactMap { if case .sample(let s) = $0 { s } else { nil } })
+    let after = try await analyses.next(isolation: #isolation)
+    #expect(after?.statusCode == "0")
+    #expect(after?.time == ECGFeed.epoch + 0.19)
+    await relay.close()
+    #expect(try await analyses.next(isolation: #isolation) == nil)
+  }
+
+  @Test func withReconnectionTheRepliesEndWhenNoAttemptSucceeds() async throws {
+    let server = try await TestServer.start()
+    let relay = try await KardiaRelay.connect(
+      host: "127.0.0.1", port: server.port, reconnection: .init(attempts: 3, wait: .milliseconds(100)))
+    try await server.stop()
+    let clock = ContinuousClock()
+    let started = clock.now
+    try await TimedOut.within(.seconds(5), "the replies ending") {
+      for try await _ in relay.replies {}
+    }
+    // Three attempts, 100 ms apart: about 200 ms after the server left.
+    #expect(started.duration(to: clock.now) >= .milliseconds(200))
+    #expect(await relay.reconnections == 0)
+    await #expect(throws: KardiaError.closed) { try await relay.send(ECGSample(time: .zero, amplitude: 0)) }
+  }
+
+  @Test func closingWhileWaitingToReconnectStopsAtOnce() async throws {
+    let server = try await TestServer.start()
+    let relay = try await KardiaRelay.connect(
+      host: "127.0.0.1", port: server.port, reconnection: .init(attempts: 100, wait: .seconds(1)))
+    try await server.stop()
+    try await Task.sleep(for: .milliseconds(200))
+    let clock = ContinuousClock()
+    let started = clock.now
+    try await TimedOut.within(.seconds(3), "closing") { await relay.close() }
+    #expect(started.duration(to: clock.now) < .seconds(1))
+    #expect(
+      try await TimedOut.within(.seconds(2), "the replies ending") { try await relay.replies.first { _ in true } }
+        == nil)
+  }
+
   @Test func aMessageOver64KiBEndsTheConnectionAndTheServerGoesOn() async throws {
     try await TestServer.with { server in
       let relay = try await server.connect()

@@ -26,13 +26,39 @@ import NIOWebSocket
 /// for try await analysis in relay.analyses { … }
 /// ```
 public actor KardiaRelay {
+  /// How the relay connects again after the server closed the connection or
+  /// it failed, as the app's client library did: an attempt at once, then
+  /// one every `wait`, `attempts` in all.
+  public struct Reconnection: Hashable, Sendable {
+    public var attempts: Int
+    public var wait: Duration
+
+    public init(attempts: Int, wait: Duration) {
+      self.attempts = attempts
+      self.wait = wait
+    }
+
+    /// The app's library: 10 attempts, 10 s apart.
+    public static let app = Reconnection(attempts: 10, wait: .seconds(10))
+  }
+
   private enum Upgrade: Sendable {
     case webSocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>)
     case refused(NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>)
   }
 
+  /// Where the relay connects, kept for connecting again.
+  private struct Endpoint: Sendable {
+    var host: String
+    var port: Int
+    var target: String
+    var timeout: Duration
+    var eventLoopGroup: any EventLoopGroup
+  }
+
   /// Every event from the server, in order; finishes when the connection
-  /// closes (throwing if it failed). One consumer: iterate this or `analyses`.
+  /// closes (throwing if it failed) and is not connected again. One consumer:
+  /// iterate this or `analyses`.
   public nonisolated let replies: AsyncThrowingStream<KardiaReply, any Error>
   /// The date a sample's time (a `Duration` since the stream started) counts from.
   public nonisolated let epoch: Date
@@ -57,18 +83,30 @@ public actor KardiaRelay {
   public private(set) var serverCloseCode: Int?
   /// The reason in the server's close frame, once it sent one.
   public private(set) var serverCloseReason: String?
+  /// How many times the relay connected again (see `Reconnection`).
+  public private(set) var reconnections = 0
 
-  private let channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>
+  private var channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>
+  private let endpoint: Endpoint
+  private let reconnection: Reconnection?
   private let sink: AsyncThrowingStream<KardiaReply, any Error>.Continuation
   private var writer: NIOAsyncChannelOutboundWriter<WebSocketFrame>?
+  /// Nothing can be sent: the connection is closing, closed, or not yet connected again.
   private var closing = false
+  /// `close()` was called: no reconnecting.
+  private var closedByOwner = false
   private var connection: Task<Void, Never>?
   private var heartbeat: Task<Void, Never>?
 
-  private init(channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, epoch: Date, version: EngineIOVersion) {
+  private init(
+    channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, epoch: Date, version: EngineIOVersion,
+    endpoint: Endpoint, reconnection: Reconnection?
+  ) {
     self.channel = channel
     self.epoch = epoch
     self.version = version
+    self.endpoint = endpoint
+    self.reconnection = reconnection
     (replies, sink) = AsyncThrowingStream.makeStream()
   }
 
@@ -85,15 +123,29 @@ public actor KardiaRelay {
   /// a sample's time is sent as `epoch` plus its `ECGSample.time`. Throws
   /// `KardiaError.upgradeRefused` when the server answers with an HTTP status
   /// instead of switching protocols, and `KardiaError.timedOut` when connecting
-  /// and upgrading take longer than `timeout`.
+  /// and upgrading take longer than `timeout`. With a `reconnection` (the
+  /// app's library had `.app`), a connection the server closes or that fails
+  /// is opened again; in between, sending throws `KardiaError.closed`.
   public static func connect(
     host: String, port: Int, path: String = "/socket.io/", version: EngineIOVersion = .two, epoch: Date = Date(),
-    timeout: Duration = .seconds(10), eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    timeout: Duration = .seconds(10), reconnection: Reconnection? = nil,
+    eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
   ) async throws -> KardiaRelay {
-    let deadline = TimeAmount(timeout)
     let target = "\(path)\(path.contains("?") ? "&" : "?")EIO=\(version.rawValue)&transport=websocket"
+    let endpoint = Endpoint(host: host, port: port, target: target, timeout: timeout, eventLoopGroup: eventLoopGroup)
+    let channel = try await open(endpoint)
+    let relay = KardiaRelay(
+      channel: channel, epoch: epoch, version: version, endpoint: endpoint, reconnection: reconnection)
+    await relay.start()
+    return relay
+  }
+
+  /// Connects and upgrades to a WebSocket.
+  private static func open(_ endpoint: Endpoint) async throws -> NIOAsyncChannel<WebSocketFrame, WebSocketFrame> {
+    let deadline = TimeAmount(endpoint.timeout)
+    let (host, port, target) = (endpoint.host, endpoint.port, endpoint.target)
     let (upgrade, expiry): (EventLoopFuture<Upgrade>, Scheduled<Void>) = try await ClientBootstrap(
-      group: eventLoopGroup
+      group: endpoint.eventLoopGroup
     )
     .connectTimeout(deadline)
     .connect(host: host, port: port) { channel in
@@ -112,9 +164,7 @@ public actor KardiaRelay {
     switch result {
     case .webSocket(let channel):
       expiry.cancel()
-      let relay = KardiaRelay(channel: channel, epoch: epoch, version: version)
-      await relay.start()
-      return relay
+      return channel
     case .refused(let channel):
       defer { expiry.cancel() }
       let status: Int
@@ -204,7 +254,12 @@ public actor KardiaRelay {
   /// Closes the WebSocket (code 1000) and waits, at most two seconds, for the
   /// server to answer and the connection to end.
   public func close() async {
+    closedByOwner = true
     heartbeat?.cancel()
+    if writer == nil {
+      // Between connections: stop waiting to connect again.
+      connection?.cancel()
+    }
     if let writer, !closing {
       closing = true
       var code = ByteBuffer()
@@ -221,12 +276,44 @@ public actor KardiaRelay {
 
   private func start() async {
     await withCheckedContinuation { (ready: CheckedContinuation<Void, Never>) in
-      connection = Task { await self.serve(ready: ready) }
+      connection = Task { await self.run(ready: ready) }
     }
   }
 
-  private func serve(ready: CheckedContinuation<Void, Never>) async {
+  /// Serves the connection, and with a `reconnection` each new one, until
+  /// none is left; then `replies` ends.
+  private func run(ready: CheckedContinuation<Void, Never>) async {
+    var failure = await serve(ready: ready)
+    connecting: while let reconnection, !closedByOwner {
+      for attempt in 1...max(1, reconnection.attempts) {
+        if attempt > 1 {
+          do {
+            try await Task.sleep(for: reconnection.wait)
+          } catch {
+            break connecting
+          }
+        }
+        guard !closedByOwner else { break connecting }
+        guard let next = try? await Self.open(endpoint) else { continue }
+        guard !closedByOwner else {
+          try? await next.channel.close()
+          break connecting
+        }
+        channel = next
+        reconnections += 1
+        closing = false
+        failure = await serve(ready: nil)
+        continue connecting
+      }
+      break
+    }
+    if let failure { sink.finish(throwing: failure) } else { sink.finish() }
+  }
+
+  /// Serves one connection until it closes; returns why it failed, if it did.
+  private func serve(ready: CheckedContinuation<Void, Never>?) async -> (any Error)? {
     var isReady = false
+    var failure: (any Error)?
     do {
       try await channel.executeThenClose { inbound, outbound in
         writer = outbound
@@ -236,7 +323,7 @@ public actor KardiaRelay {
           try await outbound.write(
             Self.frame(.text, ByteBuffer(string: EngineIOPacket.message(SocketIOPacket(kind: .connect).text).text)))
         }
-        ready.resume()
+        ready?.resume()
         defer { writer = nil }
         for try await frame in inbound {
           switch frame.opcode {
@@ -263,13 +350,13 @@ public actor KardiaRelay {
           }
         }
       }
-      sink.finish()
     } catch {
-      sink.finish(throwing: error)
+      failure = error
     }
     heartbeat?.cancel()
     closing = true
-    if !isReady { ready.resume() }
+    if !isReady { ready?.resume() }
+    return failure
   }
 
   /// One Engine.IO packet from the server.
