@@ -189,6 +189,25 @@ struct KardiaRelayTests {
     }
   }
 
+  @Test func aNotificationThatIsNotANumberIsRelayedAsTheAppDidAndRefused() async throws {
+    try await TestServer.with(.init(analysisInterval: 1)) { server in
+      let relay = try await server.connect()
+      var replies = relay.replies.makeAsyncIterator()
+      #expect(try await relay.send(.malformed(bytes: Array("4.512.2553\r\n".utf8), time: .milliseconds(10))))
+      #expect(
+        try await replies.next(isolation: #isolation)
+          == .error("\"amplitude\" \"4.512.2553\r\n\" is not a decimal number"))
+      // Not UTF-8: the app stopped on these; nothing is sent.
+      #expect(try await relay.send(.malformed(bytes: [0xFF, 0x30], time: .milliseconds(20))) == false)
+      #expect(await relay.graph.points == ["4.512.2553\r\n"])
+      #expect(await relay.graph.values == [4.512])
+      try await relay.send(ECGSample(time: .milliseconds(30), amplitude: 0.5, text: "0.5"))
+      #expect(
+        try await replies.next(isolation: #isolation).map { if case .analysis = $0 { true } else { false } } == true)
+      await relay.close()
+    }
+  }
+
   @Test func withReconnectionTheRelayConnectsAgainToAServerThatCameBack() async throws {
     let first = try await TestServer.start(.init(analysisInterval: 10))
     let relay = try await KardiaRelay.connect(

@@ -192,22 +192,33 @@ public actor KardiaRelay {
   /// together with one flush: how a relay that fell behind catches up without
   /// a system call per sample.
   public func send(contentsOf samples: [ECGSample]) async throws {
-    let frames = samples.map { sample in
-      let text = sample.text ?? String(sample.amplitude)
-      graph.append(text)
-      return KardiaWire.sample(amplitude: text, time: epoch.addingTimeInterval(sample.time.seconds))
-    }
-    try await write(frames)
+    try await emit(samples.map { ($0.text ?? String($0.amplitude), $0.time) })
   }
 
-  /// Sends a reading if it is a sample; returns whether it sent it. A
-  /// malformed notification is not sent (the app would have sent its text,
-  /// and the server refused it).
+  /// Sends a reading as the app did, the notification's text whether it is a
+  /// number or not (the server answers one that is not with `/error`);
+  /// returns whether it sent it. A notification that is not UTF-8 (on which
+  /// the app stopped: it force-unwrapped the decoded string) is not sent.
   @discardableResult
   public func send(_ reading: BlendMicroReading) async throws -> Bool {
-    guard case .sample(let sample) = reading else { return false }
-    try await send(sample)
+    switch reading {
+    case .sample(let sample):
+      try await send(sample)
+    case .malformed(let bytes, let time):
+      guard let text = String(validating: bytes, as: UTF8.self) else { return false }
+      try await emit([(text, time)])
+    }
     return true
+  }
+
+  /// Emits `message` for each value (the board's text, and when it arrived)
+  /// and adds it to the graph.
+  private func emit(_ values: [(text: String, time: Duration)]) async throws {
+    let frames = values.map { value in
+      graph.append(value.text)
+      return KardiaWire.sample(amplitude: value.text, time: epoch.addingTimeInterval(value.time.seconds))
+    }
+    try await write(frames)
   }
 
   /// Sends every sample of `readings` until they end.
