@@ -65,7 +65,7 @@ let package = Package(
     // PalmSens' BLEConnection shape: VSP lines, MethodSCRIPT upload, package parsing.
     .target(
       name: "EmStatPicoClient", dependencies: ["GATT", "MethodScriptFormat"], path: "Sources/Clients/EmStatPicoClient"),
-    // The Kardia app's analysis server and its relay client (WebSocket, JSON), on SwiftNIO.
+    // The Kardia app's analysis server and its relay client (Socket.IO over WebSocket), on SwiftNIO.
     .target(
       name: "KardiaRelay",
       dependencies: [
@@ -111,7 +111,7 @@ let package = Package(
       name: "Fuzzing",
       dependencies: [
         "DoppelKit", "Signals", "E4", "E4Link", "EmStatPico", "EmStatPicoClient", "MethodScriptFormat", "ActiGraphLink",
-        "ActiGraphLinkSDK", "BlendMicroClient",
+        "ActiGraphLinkSDK", "BlendMicroClient", "KardiaRelay",
       ],
       path: "Benchmarks/Fuzzing"),
     .executableTarget(name: "doppel-fuzz", dependencies: ["Fuzzing"], path: "Benchmarks/doppel-fuzz"),

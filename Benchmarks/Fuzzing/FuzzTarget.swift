@@ -7,6 +7,7 @@ import E4Link
 import EmStatPico
 import EmStatPicoClient
 import Foundation
+import KardiaRelay
 import MethodScriptFormat
 import Signals
 
@@ -90,6 +91,18 @@ public struct FuzzTarget: Sendable {
       name: "blend-micro-notifications", summary: "the Kardia client's decoder of Blend Micro notifications",
       corpus: { root in hex(root, "blend-micro-notifications") },
       run: { input in _ = BlendMicroClient.decode(input, at: .zero) }),
+    FuzzTarget(
+      name: "kardia-socketio",
+      summary: "the Kardia analysis server's Engine.IO and Socket.IO session (a frame per line, 0x00 a binary one)",
+      corpus: { root in hex(root, "kardia-socketio") },
+      run: { input in
+        let frames = input.split(separator: 0x0A, omittingEmptySubsequences: false).map { line in
+          line == [0] ? nil : String(decoding: line, as: UTF8.self)
+        }
+        for version in EngineIOVersion.allCases {
+          _ = KardiaAnalysisServer.replay(frames, version: version, configuration: .init(analysisInterval: 1))
+        }
+      }),
     FuzzTarget(
       name: "csv", summary: "CSV recordings and E4 Connect exports (CSVTable)",
       corpus: { root in hex(root, "csv") },

@@ -21,7 +21,8 @@ public struct BlendMicroBinding: DeviceBinding {
   static let window = Setting.duration("window", default: .seconds(10), help: "ECG the heart rate is computed over")
   static let kardiaRelay = Setting.flag(
     "kardia-relay", default: false,
-    help: "relay the samples to a Kardia analysis server run in process (WebSocket on 127.0.0.1) and report its answers"
+    help:
+      "relay the samples to a Kardia analysis server run in process (Socket.IO on 127.0.0.1) and report its answers"
   )
 
   public static let description = DeviceDescription(
@@ -107,12 +108,15 @@ public struct BlendMicroBinding: DeviceBinding {
         return client
       },
       serve: { client in
+        // However the link ends, the app tells the server the board is gone.
+        defer { relay?.bleDisconnected() }
         for try await reading in try await client.readings() {
           switch reading {
           case .sample(let sample):
             observer.sample(sample.amplitude, stream: "ecg", device: id)
             if let relay {
-              relay.relay(ECGSample(time: .seconds(Double(relayed) / sampleRate), amplitude: sample.amplitude))
+              relay.relay(
+                ECGSample(time: .seconds(Double(relayed) / sampleRate), amplitude: sample.amplitude, text: sample.text))
               relayed += 1
             }
             if let result = analysis.add(sample.amplitude) {

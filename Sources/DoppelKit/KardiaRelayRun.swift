@@ -11,6 +11,9 @@ import Synchronization
 /// episode in the relay's `ArrhythmiaLog` once as the event
 /// `abnormal-episode`, error and unreadable replies as errors.
 ///
+/// The BLE link dropping is relayed as the app relayed it, `/BLEDisconnect`,
+/// in order with the samples.
+///
 /// Samples are queued (`relay(_:)` never waits for the network, so a
 /// loopback run's virtual time is not held up) and sent in order by a task
 /// of its own, everything queued at once when it fell behind (one write for
@@ -61,11 +64,9 @@ final class KardiaRelayRun: Sendable {
       do {
         // One wake-up may stand for many samples; after the last, what is left.
         for await _ in wakes {
-          let batch = pending.take()
-          if !batch.isEmpty { try await relay.send(contentsOf: batch) }
+          try await Self.send(pending.take(), through: relay)
         }
-        let rest = pending.take()
-        if !rest.isEmpty { try await relay.send(contentsOf: rest) }
+        try await Self.send(pending.take(), through: relay)
       } catch {
         observer.error("kardia relay: \(error)", device: device)
       }
@@ -97,8 +98,30 @@ final class KardiaRelayRun: Sendable {
 
   /// Queues one sample for the server.
   func relay(_ sample: ECGSample) {
-    pending.append(sample)
+    pending.append(.sample(sample))
     queue.yield()
+  }
+
+  /// Queues `/BLEDisconnect`: the board's link dropped.
+  func bleDisconnected() {
+    pending.append(.bleDisconnect)
+    queue.yield()
+  }
+
+  /// Sends queued items in order, runs of samples in one write each.
+  private static func send(_ items: [PendingSamples.Item], through relay: KardiaRelay) async throws {
+    var samples: [ECGSample] = []
+    for item in items {
+      switch item {
+      case .sample(let sample):
+        samples.append(sample)
+      case .bleDisconnect:
+        if !samples.isEmpty { try await relay.send(contentsOf: samples) }
+        samples.removeAll()
+        try await relay.bleDisconnected()
+      }
+    }
+    if !samples.isEmpty { try await relay.send(contentsOf: samples) }
   }
 
   /// Sends what is queued, waits for the server's answers to it, closes the
@@ -119,15 +142,20 @@ final class KardiaRelayRun: Sendable {
   }
 }
 
-/// The samples queued for the relay, shared by the client that adds them and
-/// the task that sends them.
+/// The samples (and BLE disconnects) queued for the relay, shared by the
+/// client that adds them and the task that sends them.
 private final class PendingSamples: Sendable {
-  private let samples = Mutex<[ECGSample]>([])
+  enum Item: Sendable {
+    case sample(ECGSample)
+    case bleDisconnect
+  }
 
-  func append(_ sample: ECGSample) { samples.withLock { $0.append(sample) } }
+  private let samples = Mutex<[Item]>([])
+
+  func append(_ item: Item) { samples.withLock { $0.append(item) } }
 
   /// Everything queued, in order, leaving the queue empty.
-  func take() -> [ECGSample] {
+  func take() -> [Item] {
     samples.withLock { queued in
       defer { queued.removeAll(keepingCapacity: true) }
       return queued

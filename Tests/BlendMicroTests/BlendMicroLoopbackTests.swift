@@ -72,7 +72,8 @@ struct BlendMicroLoopbackTests {
 
   @Test func malformedNotificationsAreReportedNotDropped() {
     #expect(
-      BlendMicroClient.decode(Array("0.5\r\n".utf8), at: .zero) == .sample(ECGSample(time: .zero, amplitude: 0.5)))
+      BlendMicroClient.decode(Array("0.5\r\n".utf8), at: .zero)
+        == .sample(ECGSample(time: .zero, amplitude: 0.5, text: "0.5\r\n")))
     #expect(
       BlendMicroClient.decode(Array("x1".utf8), at: .seconds(1))
         == .malformed(bytes: Array("x1".utf8), time: .seconds(1)))
@@ -85,7 +86,9 @@ struct BlendMicroLoopbackTests {
 
   @Test func whiteSpaceAroundTheNumberIsIgnored() {
     for text in ["0.5\n", " 0.5", "\t0.5\r", "0.5\0\0", "\r\n0.5\r\n"] {
-      #expect(BlendMicroClient.decode(Array(text.utf8), at: .zero) == .sample(ECGSample(time: .zero, amplitude: 0.5)))
+      #expect(
+        BlendMicroClient.decode(Array(text.utf8), at: .zero)
+          == .sample(ECGSample(time: .zero, amplitude: 0.5, text: text)))
     }
     #expect(
       BlendMicroClient.decode(Array("0. 5".utf8), at: .zero) == .malformed(bytes: Array("0. 5".utf8), time: .zero))

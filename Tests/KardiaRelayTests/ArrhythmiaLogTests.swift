@@ -3,7 +3,7 @@ import Foundation
 import KardiaRelay
 import Testing
 
-/// The app's rule: log an arrhythmia when the reported status changes to it.
+/// The app's rule: log an arrhythmia when the reported status code changes to "404".
 struct ArrhythmiaLogTests {
   static let t0 = Date(timeIntervalSince1970: 1_750_000_000)
 
@@ -11,9 +11,13 @@ struct ArrhythmiaLogTests {
   static func entries(_ statuses: [HeartRateAnalysis.Status]) -> [Double] {
     var log = ArrhythmiaLog()
     for (second, status) in statuses.enumerated() {
-      log.record(KardiaAnalysis(heartRate: 70, status: status, time: t0 + Double(second)))
+      log.record(analysis("70", status, time: t0 + Double(second)))
     }
     return log.entries.map { $0.time.timeIntervalSince(t0) }
+  }
+
+  static func analysis(_ rate: String, _ status: HeartRateAnalysis.Status, time: Date? = nil) -> KardiaAnalysis {
+    KardiaAnalysis(statusCode: KardiaStatusCode.code(for: status), heartRateText: rate, time: time)
   }
 
   @Test func repeatedArrhythmiaReportsAreOneEpisode() {
@@ -34,20 +38,41 @@ struct ArrhythmiaLogTests {
   @Test func recordReturnsTheFreshEntryAndUsesTheReceiptTimeWhenTheAnalysisHasNone() {
     var log = ArrhythmiaLog()
     let received = Self.t0 + 100
-    let fresh = log.record(KardiaAnalysis(heartRate: 95, status: .arrhythmia), receivedAt: received)
-    #expect(fresh == ArrhythmiaLog.Entry(time: received, heartRate: 95))
-    #expect(log.record(KardiaAnalysis(heartRate: 97, status: .arrhythmia), receivedAt: received + 1) == nil)
-    #expect(log.entries == [ArrhythmiaLog.Entry(time: received, heartRate: 95)])
+    let fresh = log.record(Self.analysis("95", .arrhythmia), receivedAt: received)
+    #expect(fresh == ArrhythmiaLog.Entry(time: received, heartRateText: "95"))
+    #expect(log.record(Self.analysis("97", .arrhythmia), receivedAt: received + 1) == nil)
+    #expect(log.entries == [ArrhythmiaLog.Entry(time: received, heartRateText: "95")])
   }
 
   @Test func deletingAnEntryDoesNotBringItsEpisodeBack() {
     var log = ArrhythmiaLog()
-    log.record(KardiaAnalysis(heartRate: 90, status: .arrhythmia, time: Self.t0))
+    log.record(Self.analysis("90", .arrhythmia, time: Self.t0))
     log.remove(at: 0)
-    log.record(KardiaAnalysis(heartRate: 90, status: .arrhythmia, time: Self.t0 + 1))
+    log.record(Self.analysis("90", .arrhythmia, time: Self.t0 + 1))
     #expect(log.entries.isEmpty)
-    log.record(KardiaAnalysis(heartRate: 70, status: .normal, time: Self.t0 + 2))
-    log.record(KardiaAnalysis(heartRate: 90, status: .arrhythmia, time: Self.t0 + 3))
+    log.record(Self.analysis("70", .normal, time: Self.t0 + 2))
+    log.record(Self.analysis("90", .arrhythmia, time: Self.t0 + 3))
     #expect(log.entries.map(\.time) == [Self.t0 + 3])
+  }
+
+  @Test func aBLEDisconnectEndsTheEpisodeAsTheAppsLastCodeGoesBackTo0() {
+    var log = ArrhythmiaLog()
+    #expect(log.lastCode == "0")
+    log.record(Self.analysis("90", .arrhythmia, time: Self.t0))
+    #expect(log.lastCode == "404")
+    log.bleDisconnected()
+    #expect(log.lastCode == "0")
+    log.record(Self.analysis("91", .arrhythmia, time: Self.t0 + 5))
+    #expect(log.entries == [.init(time: Self.t0, heartRateText: "90"), .init(time: Self.t0 + 5, heartRateText: "91")])
+    #expect(log.entries.map(\.heartRate) == [90, 91])
+  }
+
+  @Test func anUnknownCodeIsNotAnArrhythmiaButEndsAnEpisode() {
+    var log = ArrhythmiaLog()
+    log.record(KardiaAnalysis(statusCode: "404", heartRateText: "- -", time: Self.t0))
+    log.record(KardiaAnalysis(statusCode: "202", heartRateText: "80", time: Self.t0 + 1))
+    log.record(KardiaAnalysis(statusCode: "404", heartRateText: "81", time: Self.t0 + 2))
+    #expect(log.entries.map(\.heartRateText) == ["- -", "81"])
+    #expect(log.entries.first?.heartRate == nil)
   }
 }

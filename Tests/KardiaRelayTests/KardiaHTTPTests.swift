@@ -10,24 +10,50 @@ struct KardiaHTTPTests {
     (["GET \(path) HTTP/1.1", "Host: 127.0.0.1"] + headers + ["", ""]).joined(separator: "\r\n")
   }
 
-  @Test func aPlainRequestToTheSocketPathIs426AndElsewhere404() async throws {
+  static let upgrade = ["Connection: Upgrade", "Upgrade: websocket", "Sec-WebSocket-Version: 13"]
+  static let key = "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=="
+
+  @Test func plainRequestsArePollingWhichIsNotServedAndElsewhere404() async throws {
     try await TestServer.with { server in
-      let onPath = try await TimedOut.within(.seconds(5), "the 426 answer") {
-        try await RawHTTP.exchange(Self.get("/ecg"), port: server.port)
+      let polling = try await TimedOut.within(.seconds(5), "the polling answer") {
+        try await RawHTTP.exchange(Self.get("/socket.io/?EIO=3&transport=polling"), port: server.port)
       }
-      #expect(onPath.hasPrefix("HTTP/1.1 426"), "\(onPath)")
-      #expect(onPath.lowercased().contains("upgrade: websocket"))
+      #expect(polling.hasPrefix("HTTP/1.1 400"), "\(polling)")
+      #expect(polling.contains("transport=polling is not served: connect with transport=websocket"))
+      let plain = try await TimedOut.within(.seconds(5), "the plain answer") {
+        try await RawHTTP.exchange(Self.get("/socket.io/?EIO=4&transport=websocket"), port: server.port)
+      }
+      #expect(plain.hasPrefix("HTTP/1.1 400"), "\(plain)")
+      #expect(plain.contains("send this request as a WebSocket upgrade"))
       let elsewhere = try await TimedOut.within(.seconds(5), "the 404 answer") {
         try await RawHTTP.exchange(Self.get("/index.html"), port: server.port)
       }
       #expect(elsewhere.hasPrefix("HTTP/1.1 404"), "\(elsewhere)")
-      #expect(elsewhere.contains("use /ecg"))
+      #expect(elsewhere.contains("use /socket.io/"))
+    }
+  }
+
+  @Test(arguments: [
+    ("/socket.io/?transport=websocket", "missing EIO"),
+    ("/socket.io/?EIO=5&transport=websocket", "unsupported Engine.IO version EIO=5: this server speaks 2, 3, 4"),
+    ("/socket.io/?EIO=1&transport=websocket", "unsupported Engine.IO version EIO=1"),
+    ("/socket.io/?EIO=4", "missing transport"),
+    ("/socket.io/?EIO=4&transport=polling", "transport=polling is not served"),
+  ])
+  func upgradesWithoutAServedEngineIOVersionAndTransportAre400(target: String, saying: String) async throws {
+    try await TestServer.with { server in
+      let answer = try await TimedOut.within(.seconds(5), "the 400 answer") {
+        try await RawHTTP.exchange(Self.get(target, headers: Self.upgrade + [Self.key]), port: server.port)
+      }
+      #expect(answer.hasPrefix("HTTP/1.1 400"), "\(answer)")
+      #expect(answer.contains(saying), "\(answer)")
     }
   }
 
   @Test func anUpgradeWithoutAWebSocketKeyIs400NotLeftHanging() async throws {
     try await TestServer.with { server in
-      let request = Self.get("/ecg", headers: ["Connection: Upgrade", "Upgrade: websocket"])
+      let request = Self.get(
+        "/socket.io/?EIO=4&transport=websocket", headers: ["Connection: Upgrade", "Upgrade: websocket"])
       let answer = try await TimedOut.within(.seconds(5), "the 400 answer") {
         try await RawHTTP.exchange(request, port: server.port)
       }
@@ -36,6 +62,26 @@ struct KardiaHTTPTests {
       // …and the server still serves.
       let relay = try await server.connect()
       await relay.close()
+    }
+  }
+
+  @Test func aClientThatNeverPingsIsClosedAfterPingIntervalPlusPingTimeout() async throws {
+    try await TestServer.with(.init(pingInterval: .milliseconds(200), pingTimeout: .milliseconds(200))) { server in
+      // A WebSocket client that says nothing after the upgrade (revision 3: the client must ping).
+      let request = Self.get("/socket.io/?EIO=3&transport=websocket", headers: Self.upgrade + [Self.key])
+      let clock = ContinuousClock()
+      let started = clock.now
+      let answer = try await TimedOut.within(.seconds(5), "the ping timeout") {
+        try await RawHTTP.exchange(request, port: server.port)
+      }
+      let waited = started.duration(to: clock.now)
+      #expect(answer.hasPrefix("HTTP/1.1 101"), "\(answer)")
+      // The server's frames: the open packet, the namespace's connect, then a close 1008 saying why.
+      #expect(answer.contains(#""pingInterval":200,"pingTimeout":200"#))
+      #expect(answer.contains("40"))
+      // The close code 1008 is 0x03 0xF0, and 0xF0 alone is no UTF-8: read back as U+FFFD.
+      #expect(answer.hasSuffix("\u{03}\u{FFFD}ping timeout: no ping within 400 ms (pingInterval + pingTimeout)"))
+      #expect(waited >= .milliseconds(400) && waited < .seconds(3), "\(waited)")
     }
   }
 

@@ -28,8 +28,8 @@ struct TestServer {
     }
   }
 
-  func connect(path: String = "/ecg") async throws -> KardiaRelay {
-    try await KardiaRelay.connect(host: "127.0.0.1", port: port, path: path, epoch: ECGFeed.epoch)
+  func connect(path: String = "/socket.io/", version: EngineIOVersion = .two) async throws -> KardiaRelay {
+    try await KardiaRelay.connect(host: "127.0.0.1", port: port, path: path, version: version, epoch: ECGFeed.epoch)
   }
 
   /// Cancels `run()` and waits for it to return, at most two seconds.

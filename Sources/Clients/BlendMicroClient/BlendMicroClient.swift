@@ -85,7 +85,7 @@ public actor BlendMicroClient {
     guard let value = Double(text), value.isFinite else {
       return .malformed(bytes: bytes, time: time)
     }
-    return .sample(ECGSample(time: time, amplitude: value))
+    return .sample(ECGSample(time: time, amplitude: value, text: String(decoding: bytes, as: UTF8.self)))
   }
 
   /// Writes a command to UART RX (at most 20 bytes, without response, as the board takes it).

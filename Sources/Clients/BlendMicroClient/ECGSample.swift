@@ -5,9 +5,13 @@ public struct ECGSample: Hashable, Sendable {
   public var time: Duration
   /// The amplitude, in the units the board sends (mV).
   public var amplitude: Double
+  /// The notification as the board sent it (UTF-8 text, a line end included
+  /// if it sent one), when the sample came from one: what the Kardia app relayed.
+  public var text: String?
 
-  public init(time: Duration, amplitude: Double) {
+  public init(time: Duration, amplitude: Double, text: String? = nil) {
     self.time = time
     self.amplitude = amplitude
+    self.text = text
   }
 }

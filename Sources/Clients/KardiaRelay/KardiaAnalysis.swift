@@ -6,19 +6,30 @@ import BlendMicroClient
   import Foundation
 #endif
 
-/// One analysis the Kardia server sent back: `{"heartRate": …, "statusCode": …}`.
+/// One analysis the Kardia server sent back on `node.js`:
+/// `{"heartRate": "72", "statusCode": "200"}`, strings as in the app.
 public struct KardiaAnalysis: Hashable, Sendable {
-  /// Beats per minute; `nil` while the server has seen fewer than two R peaks.
-  public var heartRate: Double?
-  /// The rhythm (`statusCode` on the wire: 0 insufficient data, 1 normal, 2 arrhythmia).
-  public var status: HeartRateAnalysis.Status
+  /// The status code as sent: `"0"`, `"200"` or `"404"` (see `KardiaStatusCode`).
+  public var statusCode: String
+  /// The heart rate as sent, shown as it is by the app: whole beats per minute
+  /// (`"72"`), or `"- -"` while the server has seen fewer than two R peaks.
+  public var heartRateText: String
   /// The time of the latest sample the analysis covers, when the server says it
-  /// (Doppel's server does, as `"time"`; the Kardia app ignored extra keys).
+  /// (Doppel's server does, as `"time"`; the app ignored extra keys).
   public var time: Date?
 
-  public init(heartRate: Double?, status: HeartRateAnalysis.Status, time: Date? = nil) {
-    self.heartRate = heartRate
-    self.status = status
+  public init(statusCode: String, heartRateText: String, time: Date? = nil) {
+    self.statusCode = statusCode
+    self.heartRateText = heartRateText
     self.time = time
   }
+
+  /// Beats per minute, when `heartRateText` is a number.
+  public var heartRate: Double? { Double(heartRateText) }
+
+  /// The rhythm `statusCode` stands for; `nil` for a code the app does not know.
+  public var status: HeartRateAnalysis.Status? { KardiaStatusCode.status(for: statusCode) }
+
+  /// What the app's status view shows for `statusCode` (its dictionary), if it knows the code.
+  public var statusDescription: String? { KardiaStatusCode.descriptions[statusCode] }
 }

@@ -11,10 +11,14 @@ import NIOWebSocket
   import Foundation
 #endif
 
-/// The Kardia app's relay: every ECG sample from the board goes to the
-/// analysis server as `{"amplitude", "time"}` over a WebSocket, the server's
-/// answers come back as `replies` (or just `analyses`), and each fresh
-/// arrhythmia goes into `arrhythmiaLog` once.
+/// The Kardia app's relay, speaking Socket.IO over WebSocket as the app did:
+/// every value the board sends is emitted on `message` as
+/// `{"amplitude": "<the board's text>", "time": "<ISO 8601>"}` and kept in the
+/// 15-point `graph`; the server's `node.js` answers come back as `replies` (or
+/// just `analyses`), update what the app's main view shows (`statusCode`,
+/// `statusDescription` from the app's dictionary, `heartRateText`), and each
+/// fresh arrhythmia goes into `arrhythmiaLog` once; `bleDisconnected()` emits
+/// `/BLEDisconnect` and resets the view as the app did.
 ///
 /// ```swift
 /// let relay = try await KardiaRelay.connect(host: "127.0.0.1", port: port)
@@ -22,30 +26,87 @@ import NIOWebSocket
 /// for try await analysis in relay.analyses { … }
 /// ```
 public actor KardiaRelay {
+  /// How the relay connects again after the server closed the connection or
+  /// it failed, as the app's client library did: an attempt at once, then
+  /// one every `wait`, `attempts` in all.
+  public struct Reconnection: Hashable, Sendable {
+    public var attempts: Int
+    public var wait: Duration
+
+    public init(attempts: Int, wait: Duration) {
+      self.attempts = attempts
+      self.wait = wait
+    }
+
+    /// The app's library: 10 attempts, 10 s apart.
+    public static let app = Reconnection(attempts: 10, wait: .seconds(10))
+  }
+
   private enum Upgrade: Sendable {
     case webSocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>)
     case refused(NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>)
   }
 
-  /// Every text frame from the server, in order; finishes when the connection
-  /// closes (throwing if it failed). One consumer: iterate this or `analyses`.
+  /// Where the relay connects, kept for connecting again.
+  private struct Endpoint: Sendable {
+    var host: String
+    var port: Int
+    var target: String
+    var timeout: Duration
+    var eventLoopGroup: any EventLoopGroup
+  }
+
+  /// Every event from the server, in order; finishes when the connection
+  /// closes (throwing if it failed) and is not connected again. One consumer:
+  /// iterate this or `analyses`.
   public nonisolated let replies: AsyncThrowingStream<KardiaReply, any Error>
   /// The date a sample's time (a `Duration` since the stream started) counts from.
   public nonisolated let epoch: Date
+  /// The Engine.IO revision the relay speaks.
+  public nonisolated let version: EngineIOVersion
   /// The abnormal episodes so far, updated before each analysis is yielded.
   public private(set) var arrhythmiaLog = ArrhythmiaLog()
+  /// The last 15 values the board sent, as the app's graph showed them.
+  public private(set) var graph = KardiaGraph()
+  /// The status code last reported (`"0"` at first and after a BLE disconnect).
+  public var statusCode: String { arrhythmiaLog.lastCode }
+  /// What the app's status view shows for `statusCode` (its dictionary of codes).
+  public var statusDescription: String? { KardiaStatusCode.descriptions[statusCode] }
+  /// What the app's BPM view shows: the last heart rate as sent, `"- -"` at
+  /// first and after a BLE disconnect.
+  public private(set) var heartRateText = KardiaWire.noHeartRate
+  /// The server's Engine.IO handshake, once it arrived: its session id and heartbeat.
+  public private(set) var handshake: (sid: String, pingInterval: Duration, pingTimeout: Duration)?
+  /// How many heartbeats the relay sent: pings with revisions 2 and 3, pongs to the server's pings with 4.
+  public private(set) var heartbeats = 0
   /// The code of the server's close frame, once it sent one (1001 when it shuts down).
   public private(set) var serverCloseCode: Int?
+  /// The reason in the server's close frame, once it sent one.
+  public private(set) var serverCloseReason: String?
+  /// How many times the relay connected again (see `Reconnection`).
+  public private(set) var reconnections = 0
 
-  private let channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>
+  private var channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>
+  private let endpoint: Endpoint
+  private let reconnection: Reconnection?
   private let sink: AsyncThrowingStream<KardiaReply, any Error>.Continuation
   private var writer: NIOAsyncChannelOutboundWriter<WebSocketFrame>?
+  /// Nothing can be sent: the connection is closing, closed, or not yet connected again.
   private var closing = false
+  /// `close()` was called: no reconnecting.
+  private var closedByOwner = false
   private var connection: Task<Void, Never>?
+  private var heartbeat: Task<Void, Never>?
 
-  private init(channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, epoch: Date) {
+  private init(
+    channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, epoch: Date, version: EngineIOVersion,
+    endpoint: Endpoint, reconnection: Reconnection?
+  ) {
     self.channel = channel
     self.epoch = epoch
+    self.version = version
+    self.endpoint = endpoint
+    self.reconnection = reconnection
     (replies, sink) = AsyncThrowingStream.makeStream()
   }
 
@@ -57,38 +118,53 @@ public actor KardiaRelay {
     }
   }
 
-  /// Opens the WebSocket to `ws://host:port/path`; a sample's time is sent as
-  /// `epoch` plus its `ECGSample.time`. Throws `KardiaError.upgradeRefused` when
-  /// the server answers with an HTTP status instead of switching protocols, and
-  /// `KardiaError.timedOut` when connecting and upgrading take longer than `timeout`.
+  /// Opens the Socket.IO connection to `ws://host:port/path?EIO=<version>&transport=websocket`
+  /// (by default as the app did: Engine.IO revision 2, straight to WebSocket);
+  /// a sample's time is sent as `epoch` plus its `ECGSample.time`. Throws
+  /// `KardiaError.upgradeRefused` when the server answers with an HTTP status
+  /// instead of switching protocols, and `KardiaError.timedOut` when connecting
+  /// and upgrading take longer than `timeout`. With a `reconnection` (the
+  /// app's library had `.app`), a connection the server closes or that fails
+  /// is opened again; in between, sending throws `KardiaError.closed`.
   public static func connect(
-    host: String, port: Int, path: String = "/ecg", epoch: Date = Date(), timeout: Duration = .seconds(10),
+    host: String, port: Int, path: String = "/socket.io/", version: EngineIOVersion = .two, epoch: Date = Date(),
+    timeout: Duration = .seconds(10), reconnection: Reconnection? = nil,
     eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
   ) async throws -> KardiaRelay {
-    let deadline = TimeAmount(timeout)
+    let target = "\(path)\(path.contains("?") ? "&" : "?")EIO=\(version.rawValue)&transport=websocket"
+    let endpoint = Endpoint(host: host, port: port, target: target, timeout: timeout, eventLoopGroup: eventLoopGroup)
+    let channel = try await open(endpoint)
+    let relay = KardiaRelay(
+      channel: channel, epoch: epoch, version: version, endpoint: endpoint, reconnection: reconnection)
+    await relay.start()
+    return relay
+  }
+
+  /// Connects and upgrades to a WebSocket.
+  private static func open(_ endpoint: Endpoint) async throws -> NIOAsyncChannel<WebSocketFrame, WebSocketFrame> {
+    let deadline = TimeAmount(endpoint.timeout)
+    let (host, port, target) = (endpoint.host, endpoint.port, endpoint.target)
     let (upgrade, expiry): (EventLoopFuture<Upgrade>, Scheduled<Void>) = try await ClientBootstrap(
-      group: eventLoopGroup
+      group: endpoint.eventLoopGroup
     )
     .connectTimeout(deadline)
     .connect(host: host, port: port) { channel in
       channel.eventLoop.makeCompletedFuture {
         // However the server behaves, the upgrade (or reading its refusal) ends by the deadline.
         let expiry = channel.eventLoop.scheduleTask(in: deadline) { channel.close(promise: nil) }
-        return (try configure(channel, host: host, port: port, path: path), expiry)
+        return (try configure(channel, host: host, port: port, path: target), expiry)
       }
     }
     let result: Upgrade
     do {
       result = try await upgrade.get()
     } catch {
-      throw await Self.expired(expiry) ? KardiaError.timedOut : error
+      throw await expired(expiry) ? KardiaError.timedOut : error
     }
     switch result {
     case .webSocket(let channel):
       expiry.cancel()
-      let relay = KardiaRelay(channel: channel, epoch: epoch)
-      await relay.start()
-      return relay
+      return channel
     case .refused(let channel):
       defer { expiry.cancel() }
       let status: Int
@@ -107,37 +183,42 @@ public actor KardiaRelay {
     return (try? await expiry.futureResult.get()) != nil
   }
 
-  /// Sends one sample.
+  /// Sends one sample: emits `message` and adds it to the graph.
   public func send(_ sample: ECGSample) async throws {
-    try await sendRaw(event(for: sample))
+    try await send(contentsOf: [sample])
   }
 
-  /// Sends samples in order, one event (text frame) each, written together
-  /// with one flush: how a relay that fell behind catches up without a
-  /// system call per sample.
+  /// Sends samples in order, one `message` event (text frame) each, written
+  /// together with one flush: how a relay that fell behind catches up without
+  /// a system call per sample.
   public func send(contentsOf samples: [ECGSample]) async throws {
-    guard let writer, !closing else { throw KardiaError.closed }
-    do {
-      try await writer.write(contentsOf: samples.map { Self.frame(.text, ByteBuffer(string: event(for: $0))) })
-    } catch {
-      throw KardiaError.closed
-    }
+    try await emit(samples.map { ($0.text ?? String($0.amplitude), $0.time) })
   }
 
-  /// The event text for a sample: its amplitude and its time after `epoch`.
-  private func event(for sample: ECGSample) -> String {
-    let time = epoch.addingTimeInterval(
-      sample.time.seconds)
-    return KardiaWire.event(amplitude: sample.amplitude, time: time)
-  }
-
-  /// Sends a reading if it is a sample (as the app did, which relayed only
-  /// what parsed as a number); returns whether it sent it.
+  /// Sends a reading as the app did, the notification's text whether it is a
+  /// number or not (the server answers one that is not with `/error`);
+  /// returns whether it sent it. A notification that is not UTF-8 (on which
+  /// the app stopped: it force-unwrapped the decoded string) is not sent.
   @discardableResult
   public func send(_ reading: BlendMicroReading) async throws -> Bool {
-    guard case .sample(let sample) = reading else { return false }
-    try await send(sample)
+    switch reading {
+    case .sample(let sample):
+      try await send(sample)
+    case .malformed(let bytes, let time):
+      guard let text = String(validating: bytes, as: UTF8.self) else { return false }
+      try await emit([(text, time)])
+    }
     return true
+  }
+
+  /// Emits `message` for each value (the board's text, and when it arrived)
+  /// and adds it to the graph.
+  private func emit(_ values: [(text: String, time: Duration)]) async throws {
+    let frames = values.map { value in
+      graph.append(value.text)
+      return KardiaWire.sample(amplitude: value.text, time: epoch.addingTimeInterval(value.time.seconds))
+    }
+    try await write(frames)
   }
 
   /// Sends every sample of `readings` until they end.
@@ -148,12 +229,34 @@ public actor KardiaRelay {
     }
   }
 
+  /// The board disconnected: emits `/BLEDisconnect` and, as the app did, shows
+  /// status `"0"` (`N/A`) and heart rate `"- -"` until the next analysis.
+  public func bleDisconnected() async throws {
+    arrhythmiaLog.bleDisconnected()
+    heartRateText = KardiaWire.noHeartRate
+    try await write([EngineIOPacket.message(SocketIOPacket.event(KardiaWire.disconnectEvent).text).text])
+  }
+
   /// Sends `text` as one text frame, as it is: for checking how the server
-  /// takes events that are not well formed.
+  /// takes frames that are not well formed.
   public func sendRaw(_ text: String) async throws {
+    try await write([text])
+  }
+
+  /// Sends `bytes` as one binary frame.
+  public func sendBinary(_ bytes: [UInt8]) async throws {
     guard let writer, !closing else { throw KardiaError.closed }
     do {
-      try await writer.write(Self.frame(.text, ByteBuffer(string: text)))
+      try await writer.write(Self.frame(.binary, ByteBuffer(bytes: bytes)))
+    } catch {
+      throw KardiaError.closed
+    }
+  }
+
+  private func write(_ texts: [String]) async throws {
+    guard let writer, !closing else { throw KardiaError.closed }
+    do {
+      try await writer.write(contentsOf: texts.map { Self.frame(.text, ByteBuffer(string: $0)) })
     } catch {
       throw KardiaError.closed
     }
@@ -162,6 +265,12 @@ public actor KardiaRelay {
   /// Closes the WebSocket (code 1000) and waits, at most two seconds, for the
   /// server to answer and the connection to end.
   public func close() async {
+    closedByOwner = true
+    heartbeat?.cancel()
+    if writer == nil {
+      // Between connections: stop waiting to connect again.
+      connection?.cancel()
+    }
     if let writer, !closing {
       closing = true
       var code = ByteBuffer()
@@ -178,29 +287,67 @@ public actor KardiaRelay {
 
   private func start() async {
     await withCheckedContinuation { (ready: CheckedContinuation<Void, Never>) in
-      connection = Task { await self.serve(ready: ready) }
+      connection = Task { await self.run(ready: ready) }
     }
   }
 
-  private func serve(ready: CheckedContinuation<Void, Never>) async {
+  /// Serves the connection, and with a `reconnection` each new one, until
+  /// none is left; then `replies` ends.
+  private func run(ready: CheckedContinuation<Void, Never>) async {
+    var failure = await serve(ready: ready)
+    connecting: while let reconnection, !closedByOwner {
+      for attempt in 1...max(1, reconnection.attempts) {
+        if attempt > 1 {
+          do {
+            try await Task.sleep(for: reconnection.wait)
+          } catch {
+            break connecting
+          }
+        }
+        guard !closedByOwner else { break connecting }
+        guard let next = try? await Self.open(endpoint) else { continue }
+        guard !closedByOwner else {
+          try? await next.channel.close()
+          break connecting
+        }
+        channel = next
+        reconnections += 1
+        closing = false
+        failure = await serve(ready: nil)
+        continue connecting
+      }
+      break
+    }
+    if let failure { sink.finish(throwing: failure) } else { sink.finish() }
+  }
+
+  /// Serves one connection until it closes; returns why it failed, if it did.
+  private func serve(ready: CheckedContinuation<Void, Never>?) async -> (any Error)? {
     var isReady = false
+    var failure: (any Error)?
     do {
       try await channel.executeThenClose { inbound, outbound in
         writer = outbound
         isReady = true
-        ready.resume()
+        if version.serverPings {
+          // Revision 4: the client asks for the main namespace.
+          try await outbound.write(
+            Self.frame(.text, ByteBuffer(string: EngineIOPacket.message(SocketIOPacket(kind: .connect).text).text)))
+        }
+        ready?.resume()
         defer { writer = nil }
         for try await frame in inbound {
           switch frame.opcode {
           case .text:
-            let reply = KardiaWire.reply(String(buffer: frame.unmaskedData))
-            if case .analysis(let analysis) = reply { arrhythmiaLog.record(analysis) }
-            sink.yield(reply)
+            try await receive(String(buffer: frame.unmaskedData), outbound: outbound)
+          case .binary:
+            sink.yield(.unreadable("a binary frame of \(frame.unmaskedData.readableBytes) bytes"))
           case .ping:
             try await outbound.write(Self.frame(.pong, frame.unmaskedData))
           case .connectionClose:
             var data = frame.unmaskedData
             serverCloseCode = data.readInteger(as: UInt16.self).map(Int.init)
+            serverCloseReason = data.readString(length: data.readableBytes)
             if !closing {
               // Answer the server's close with its code, then let the channel close
               // (the server may have closed it already: that is no failure).
@@ -214,12 +361,88 @@ public actor KardiaRelay {
           }
         }
       }
-      sink.finish()
     } catch {
-      sink.finish(throwing: error)
+      failure = error
     }
+    heartbeat?.cancel()
     closing = true
-    if !isReady { ready.resume() }
+    if !isReady { ready?.resume() }
+    return failure
+  }
+
+  /// One Engine.IO packet from the server.
+  private func receive(_ text: String, outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>) async throws {
+    guard let packet = try? EngineIOPacket(text: text) else {
+      sink.yield(.unreadable(text))
+      return
+    }
+    switch packet {
+    case .open(let data):
+      guard case .object(let fields)? = JSONValue.parse(Substring(data)), case .string(let sid)? = fields["sid"],
+        case .number(let interval)? = fields["pingInterval"], case .number(let timeout)? = fields["pingTimeout"]
+      else {
+        sink.yield(.unreadable(text))
+        return
+      }
+      handshake = (sid, .milliseconds(Int64(interval)), .milliseconds(Int64(timeout)))
+      if !version.serverPings { startHeartbeat(every: .milliseconds(Int64(interval))) }
+    case .ping(let data):
+      try await outbound.write(Self.frame(.text, ByteBuffer(string: EngineIOPacket.pong(data).text)))
+      heartbeats += 1
+    case .message(let data):
+      if data.first == "2", let analysis = KardiaWire.quickAnalysis(data.dropFirst()) {
+        record(analysis)
+        return
+      }
+      guard let message = try? SocketIOPacket(text: data) else {
+        sink.yield(.unreadable(text))
+        return
+      }
+      switch message.kind {
+      case .connect:
+        break
+      case .event:
+        let reply = KardiaWire.reply(message)
+        if case .analysis(let analysis) = reply {
+          record(analysis)
+        } else {
+          sink.yield(reply)
+        }
+      default:
+        sink.yield(.unreadable(text))
+      }
+    case .pong, .noop:
+      break
+    case .close, .upgrade:
+      sink.yield(.unreadable(text))
+    }
+  }
+
+  private func ping() async throws {
+    try await write([EngineIOPacket.ping("").text])
+    heartbeats += 1
+  }
+
+  /// Takes an analysis in, as the app did (its log, its views), and passes it on.
+  private func record(_ analysis: KardiaAnalysis) {
+    arrhythmiaLog.record(analysis)
+    heartRateText = analysis.heartRateText
+    sink.yield(.analysis(analysis))
+  }
+
+  /// Revisions 2 and 3: the client pings every `interval`, as the app's client did.
+  private func startHeartbeat(every interval: Duration) {
+    heartbeat?.cancel()
+    heartbeat = Task { [weak self] in
+      while !Task.isCancelled {
+        do {
+          try await Task.sleep(for: max(interval, .milliseconds(10)))
+          try await self?.ping()
+        } catch {
+          return
+        }
+      }
+    }
   }
 
   /// A frame from the client: masked, as RFC 6455 requires.
@@ -251,8 +474,11 @@ public actor KardiaRelay {
         channel.eventLoop.makeCompletedFuture { .refused(try NIOAsyncChannel(wrappingChannelSynchronously: channel)) }
       }
     )
-    return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(
-      configuration: .init(upgradeConfiguration: upgrade))
+    var configuration = NIOUpgradableHTTPClientPipelineConfiguration(upgradeConfiguration: upgrade)
+    // Engine.IO's open packet follows the 101 at once, often in the same read:
+    // the bytes after the response are frames, not to be dropped.
+    configuration.leftOverBytesStrategy = .forwardBytes
+    return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: configuration)
   }
 
   /// The status of the response that refused the upgrade.

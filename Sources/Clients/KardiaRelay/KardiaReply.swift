@@ -1,9 +1,9 @@
-/// One text frame the Kardia server sent, as the relay reads it.
+/// One event the Kardia server sent, as the relay reads it.
 public enum KardiaReply: Hashable, Sendable {
-  /// `{"heartRate": …, "statusCode": …}`.
+  /// `node.js` with `{"heartRate": …, "statusCode": …}`.
   case analysis(KardiaAnalysis)
-  /// `{"error": "…"}`: the server refused the event the relay sent, and says why.
+  /// `/error` with `{"error": "…"}`: the server refused what the relay sent, and says why.
   case error(String)
-  /// A frame that is neither (kept as it arrived: reported, never dropped).
+  /// Anything else (kept as it arrived: reported, never dropped).
   case unreadable(String)
 }
