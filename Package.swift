@@ -61,7 +61,9 @@ let package = Package(
     // The Empatica E4 link SDK's shape: authentication, discovery, a manager per wristband.
     .target(name: "E4Link", dependencies: ["GATT"], path: "Sources/Clients/E4Link", exclude: ["README.md"]),
     // The ActiGraph Link iOS SDK's shape: JSON requests and responses, error codes 0–11.
-    .target(name: "ActiGraphLinkSDK", dependencies: ["GATT"], path: "Sources/Clients/ActiGraphLinkSDK"),
+    .target(
+      name: "ActiGraphLinkSDK", dependencies: ["GATT"], path: "Sources/Clients/ActiGraphLinkSDK", exclude: ["README.md"]
+    ),
     // PalmSens' BLEConnection shape: VSP lines, MethodSCRIPT upload, package parsing.
     .target(
       name: "EmStatPicoClient", dependencies: ["GATT", "MethodScriptFormat"], path: "Sources/Clients/EmStatPicoClient"),

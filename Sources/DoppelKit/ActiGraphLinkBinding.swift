@@ -145,7 +145,7 @@ public struct ActiGraphLinkBinding: DeviceBinding {
     let serial = monitor.configuration.serialNumber
     let scan = device.client[Self.scan]
     while await !sdk.foundDevices.contains(serial) {
-      await sdk.enumerateDevices(duration: scan.seconds)
+      await sdk.enumerateDevices(scan.seconds)
       while await sdk.isEnumerating { try await clock.sleep(for: .milliseconds(100)) }
       try Task.checkCancellation()
     }
