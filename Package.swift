@@ -66,7 +66,8 @@ let package = Package(
     ),
     // PalmSens' BLEConnection shape: VSP lines, MethodSCRIPT upload, package parsing.
     .target(
-      name: "EmStatPicoClient", dependencies: ["GATT", "MethodScriptFormat"], path: "Sources/Clients/EmStatPicoClient"),
+      name: "EmStatPicoClient", dependencies: ["GATT", "MethodScriptFormat"], path: "Sources/Clients/EmStatPicoClient",
+      exclude: ["README.md"]),
     // The Kardia app's analysis server and its relay client (WebSocket, JSON), on SwiftNIO.
     .target(
       name: "KardiaRelay",
