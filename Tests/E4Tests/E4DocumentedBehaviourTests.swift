@@ -17,10 +17,8 @@ struct E4DocumentedBehaviourTests {
     return api
   }
 
-  /// Discovers with a delegate and returns the first wristband found.
+  /// Scans until the first wristband is found and returns it.
   private func discover(_ api: EmpaticaAPI) async throws -> EmpaticaDeviceManager {
-    let finder = RecordingE4Delegate()
-    try await api.discoverDevices(with: finder)
     var found: EmpaticaDeviceManager?
     for await event in try await api.discoverDevices(duration: .seconds(1)) {
       if case .found(let manager) = event {

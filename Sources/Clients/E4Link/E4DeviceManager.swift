@@ -247,7 +247,8 @@ public actor E4DeviceManager {
     backgroundDelivery = Task(executorPreference: Task.currentExecutorPreference) { [weak self] in
       while !Task.isCancelled {
         do { try await clock.sleep(for: interval) } catch { return }
-        await self?.handOverHeld()
+        guard let self else { return }
+        await self.handOverHeld()
       }
     }
   }

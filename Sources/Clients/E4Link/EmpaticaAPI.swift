@@ -38,8 +38,6 @@ public actor EmpaticaAPI {
   private var empaticaDelegate: (any EmpaticaDelegate)?
   private var managers: [PeripheralID: E4DeviceManager] = [:]
   private var statusSinks = Broadcast<BLEStatus>()
-  /// The managers found by the scan in progress.
-  private var scanned: [E4DeviceManager] = []
 
   /// - Parameters:
   ///   - link: the central to scan and connect with.
@@ -213,19 +211,31 @@ public actor EmpaticaAPI {
     let link = self.link
     let clock = self.clock
     let filter = ScanFilter(namePrefix: namePrefix)
-    await withTaskGroup(of: Void.self) { group in
+    // Whatever this scan found, in the order found, as one list.
+    let all = await withTaskGroup(of: [E4DeviceManager]?.self) { group in
       group.addTask {
+        var found: [E4DeviceManager] = []
         for await peripheral in link.scan(filter: filter) {
-          report(.found(await self.manager(for: peripheral)))
+          let manager = await self.manager(for: peripheral)
+          guard !found.contains(where: { $0 === manager }) else { continue }
+          found.append(manager)
+          report(.found(manager))
         }
+        return found
       }
-      group.addTask { try? await clock.sleep(for: duration) }
-      await group.next()
-      group.cancelAll()
+      group.addTask {
+        try? await clock.sleep(for: duration)
+        return nil
+      }
+      var all: [E4DeviceManager] = []
+      var first = true
+      while let result = await group.next() {
+        if first { group.cancelAll() }
+        first = false
+        if let found = result { all = found }
+      }
+      return all
     }
-    // Whatever the scan found, in the order found, as one list.
-    let all = scanned
-    scanned = []
     if bleStatus == .scanning { set(.ready) }
     report(.bleStatus(bleStatus))
     report(.devices(all))
@@ -233,13 +243,9 @@ public actor EmpaticaAPI {
   }
 
   private func manager(for peripheral: DiscoveredPeripheral) async -> E4DeviceManager {
-    if let known = managers[peripheral.id] {
-      if !scanned.contains(where: { $0 === known }) { scanned.append(known) }
-      return known
-    }
+    if let known = managers[peripheral.id] { return known }
     let manager = E4DeviceManager(peripheral: peripheral, link: link, clock: clock, unixTime: unixTime)
     managers[peripheral.id] = manager
-    scanned.append(manager)
     if isInBackground { await manager.deliverInBackground(every: backgroundDeliveryInterval) }
     return manager
   }
