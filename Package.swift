@@ -59,12 +59,15 @@ let package = Package(
     // Client stacks, shaped like the vendors' apps and SDKs.
     .target(name: "BlendMicroClient", dependencies: ["GATT"], path: "Sources/Clients/BlendMicroClient"),
     // The Empatica E4 link SDK's shape: authentication, discovery, a manager per wristband.
-    .target(name: "E4Link", dependencies: ["GATT"], path: "Sources/Clients/E4Link"),
+    .target(name: "E4Link", dependencies: ["GATT"], path: "Sources/Clients/E4Link", exclude: ["README.md"]),
     // The ActiGraph Link iOS SDK's shape: JSON requests and responses, error codes 0–11.
-    .target(name: "ActiGraphLinkSDK", dependencies: ["GATT"], path: "Sources/Clients/ActiGraphLinkSDK"),
+    .target(
+      name: "ActiGraphLinkSDK", dependencies: ["GATT"], path: "Sources/Clients/ActiGraphLinkSDK", exclude: ["README.md"]
+    ),
     // PalmSens' BLEConnection shape: VSP lines, MethodSCRIPT upload, package parsing.
     .target(
-      name: "EmStatPicoClient", dependencies: ["GATT", "MethodScriptFormat"], path: "Sources/Clients/EmStatPicoClient"),
+      name: "EmStatPicoClient", dependencies: ["GATT", "MethodScriptFormat"], path: "Sources/Clients/EmStatPicoClient",
+      exclude: ["README.md"]),
     // The Kardia app's analysis server and its relay client (Socket.IO over WebSocket), on SwiftNIO.
     .target(
       name: "KardiaRelay",

@@ -41,6 +41,7 @@ public actor ActiGraphLink: PeripheralModel {
   private var downloadTask: Task<Void, Never>?
   private var transferErrorPercent: Int?
   private var refusingConfiguration = false
+  private var sdkAccessDisabled = false
 
   /// Battery level, 0…1.
   public private(set) var batteryLevel: Double
@@ -72,6 +73,7 @@ public actor ActiGraphLink: PeripheralModel {
     batteryLevel = configuration.batteryLevel
     transferErrorPercent = configuration.transferErrorAt
     refusingConfiguration = configuration.refusesConfiguration
+    sdkAccessDisabled = configuration.sdkAccessDisabled
     advertisement = AdvertisementData(localName: configuration.serialNumber, serviceUUIDs: [Self.service])
     // Fixed, valid definitions: a failure is a programming error.
     profile = try! GATTProfile([
@@ -126,6 +128,9 @@ public actor ActiGraphLink: PeripheralModel {
 
   /// While on, every configuration command is refused as invalid.
   public func refuseConfigurations(_ refusing: Bool) { refusingConfiguration = refusing }
+
+  /// While on, every command (get status too) is refused with "access disabled".
+  public func disableSDKAccess(_ disabled: Bool) { sdkAccessDisabled = disabled }
 
   /// Sets the battery level, 0…1.
   public func setBattery(_ level: Double) { batteryLevel = min(max(level, 0), 1) }
@@ -182,6 +187,10 @@ public actor ActiGraphLink: PeripheralModel {
   private func handle(_ message: LinkMessage) async {
     guard let kind = LinkMessage.Kind(rawValue: message.kind) else {
       await answer(message.kind, .invalidConfiguration)
+      return
+    }
+    guard !sdkAccessDisabled else {
+      await answer(message.kind, .accessDisabled)
       return
     }
     if kind != .getStatus, isDownloading {

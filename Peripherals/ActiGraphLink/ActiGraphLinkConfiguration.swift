@@ -21,12 +21,16 @@ public struct ActiGraphLinkConfiguration: Hashable, Sendable {
   public var transferErrorAt: Int?
   /// Whether the device refuses every configuration from the start.
   public var refusesConfiguration: Bool
+  /// Whether the device's SDK access is switched off from the start.
+  public var sdkAccessDisabled: Bool
 
   public init(
     serialNumber: String = "TAS1A14758923", batteryLevel: Double = 0.9, clockTime: Double = 1_437_451_200,
     logHours: Double = 24, activity: ActivityPattern = .day, seed: UInt64 = 1, rawRate: Int = 30,
-    batchInterval: Duration = .milliseconds(10), transferErrorAt: Int? = nil, refusesConfiguration: Bool = false
+    batchInterval: Duration = .milliseconds(10), transferErrorAt: Int? = nil, refusesConfiguration: Bool = false,
+    sdkAccessDisabled: Bool = false
   ) {
+    self.sdkAccessDisabled = sdkAccessDisabled
     self.transferErrorAt = transferErrorAt.map { min(max($0, 0), 100) }
     self.refusesConfiguration = refusesConfiguration
     self.serialNumber = serialNumber

@@ -43,6 +43,8 @@ public struct LinkMessage: Hashable, Sendable {
     case noData = 4
     /// The transfer failed before the end.
     case transferError = 5
+    /// The device's SDK access is switched off: it takes no command from an SDK.
+    case accessDisabled = 6
   }
 
   /// IMU flag bits of `setIMU`.

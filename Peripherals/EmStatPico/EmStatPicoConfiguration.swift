@@ -7,7 +7,9 @@ public struct EmStatPicoConfiguration: Sendable {
   public var name: String
   /// The serial number `i` answers (without the leading `i`).
   public var serialNumber: String
-  /// The first line `t` answers, without the leading `t` (it starts with the device type, `espico`).
+  /// The first line `t` answers, without the leading `t`. By default the line
+  /// of PalmSens' iOS example document, `testpico#Aug 2 2019 11:06:07`; a
+  /// release firmware answers with its device type first, e.g. `espico1304#Oct 22 2021 14:38:26`.
   public var firmwareVersion: String
   /// The text before `*` on the second line of `t`'s answer.
   public var firmwareVersionTrailer: String
@@ -40,7 +42,7 @@ public struct EmStatPicoConfiguration: Sendable {
   public init(
     name: String = "EmStat Pico",
     serialNumber: String = "ESPICO0001",
-    firmwareVersion: String = "espico1304#Oct 22 2021 14:38:26",
+    firmwareVersion: String = "estpico#Aug 2 2019 11:06:07",
     firmwareVersionTrailer: String = "R",
     methodScriptVersion: String = "1.8",
     cell: ElectrochemicalCell = .dummy,

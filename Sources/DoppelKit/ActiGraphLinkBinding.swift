@@ -26,6 +26,9 @@ public struct ActiGraphLinkBinding: DeviceBinding {
     help: "the first epoch download fails with a transfer error after this percent of its records")
   static let refuseConfiguration = Setting.flag(
     "refuse-configuration", default: false, help: "the device refuses every configuration")
+  static let sdkAccessDisabled = Setting.flag(
+    "sdk-access-disabled", default: false,
+    help: "the device's SDK access is switched off: every request is refused (SDK error 4)")
   static let batchInterval = Setting.duration(
     "batch-interval", default: .milliseconds(10), help: "device time per batch of epochs")
   static let failAt = Setting.requiredInteger("at", in: 0...100, help: "percent of the records sent first")
@@ -45,7 +48,7 @@ public struct ActiGraphLinkBinding: DeviceBinding {
       "ActiGraph Link (GT9X) activity monitor: 60 s epochs (counts, steps, heart rate, wear), raw acceleration 30–100 Hz",
     settings: [
       battery.spec, clock.spec, logHours.spec, activity.spec, rawRate.spec, transferErrorAt.spec,
-      refuseConfiguration.spec, batchInterval.spec,
+      refuseConfiguration.spec, sdkAccessDisabled.spec, batchInterval.spec,
     ],
     streams: [
       StreamSpec("acc.x", unit: "g", help: "raw acceleration along x"),
@@ -93,7 +96,8 @@ public struct ActiGraphLinkBinding: DeviceBinding {
       seed: signals.seed(device: device.id, stream: "epochs"), rawRate: rate,
       batchInterval: settings[Self.batchInterval],
       transferErrorAt: settings[Self.transferErrorAt],
-      refusesConfiguration: settings[Self.refuseConfiguration])
+      refusesConfiguration: settings[Self.refuseConfiguration],
+      sdkAccessDisabled: settings[Self.sdkAccessDisabled])
     func source(_ stream: String, _ fallback: Double) throws(ScenarioError) -> any SignalSource {
       guard let spec = device.streams[stream] else { return ConstantSignal(fallback) }
       return try signals.make(spec, for: device, stream: stream, sampleRate: Double(configuration.rawRate))
@@ -145,7 +149,7 @@ public struct ActiGraphLinkBinding: DeviceBinding {
     let serial = monitor.configuration.serialNumber
     let scan = device.client[Self.scan]
     while await !sdk.foundDevices.contains(serial) {
-      await sdk.enumerateDevices(duration: scan.seconds)
+      await sdk.enumerateDevices(scan.seconds)
       while await sdk.isEnumerating { try await clock.sleep(for: .milliseconds(100)) }
       try Task.checkCancellation()
     }

@@ -155,7 +155,7 @@ public struct E4Binding: DeviceBinding {
     let name = device.name ?? E4Profile.advertisedName
     do {
       for await event in try await api.discoverDevices(duration: timeout, namePrefix: name) {
-        if case .devices(let found) = event, let manager = found.first { return manager }
+        if case .found(let manager) = event { return manager }
       }
       if !Task.isCancelled {
         observer.error("no wristband named '\(name)' found within \(timeout)", device: device.id)

@@ -24,7 +24,7 @@ struct ActiGraphConnectionFailureTests {
   @Test func aDeviceWithoutTheServiceIsCode9() async throws {
     let rig = try ActiGraphRig()
     try await rig.air.host(Impostor())
-    await rig.sdk.enumerateDevices(duration: 1)
+    await rig.sdk.enumerateDevices(1)
     await rig.wait { $0.contains { if case .devices = $0.value { true } else { false } } }
     await rig.sdk.connectToDevice("TAS1D83493233")
     let last = try #require(await rig.current().last)
@@ -38,7 +38,7 @@ struct ActiGraphConnectionFailureTests {
   @Test func aDeviceGoneSinceTheScanIsCode5() async throws {
     let rig = try ActiGraphRig()
     let id = try await rig.air.host(ActiGraphLink())
-    await rig.sdk.enumerateDevices(duration: 1)
+    await rig.sdk.enumerateDevices(1)
     await rig.wait { $0.contains { if case .devices = $0.value { true } else { false } } }
     await rig.air.remove(id)
     await rig.sdk.connectToDevice("TAS1A14758923")
@@ -53,7 +53,7 @@ struct ActiGraphConnectionFailureTests {
     let rig = try ActiGraphRig(mtu: 23)
     let id = try await rig.air.host(
       ActiGraphLink(configuration: .init(serialNumber: "TAS1D03845638")), preferredMTU: 23)
-    await rig.sdk.enumerateDevices(duration: 1)
+    await rig.sdk.enumerateDevices(1)
     await rig.wait { $0.contains { if case .devices = $0.value { true } else { false } } }
     await rig.sdk.connectToDevice("TAS1D03845638")
     await rig.sdk.configureDevice(

@@ -59,7 +59,7 @@ final class ActiGraphRig: Sendable {
   /// Hosts `model` and scans for 1 s.
   func hostAndScan(_ model: ActiGraphLink, mtu: Int = 185) async throws {
     try await air.host(model, preferredMTU: mtu)
-    await sdk.enumerateDevices(duration: 1)
+    await sdk.enumerateDevices(1)
     await wait { $0.contains { if case .devices = $0.value { true } else { false } } }
   }
 

@@ -187,10 +187,14 @@ struct E4LoopbackTests {
       switch event {
       case .bleStatus(let status): statuses.append(status)
       case .devices(let devices): lists.append(devices)
+      case .found: break
       }
     }
     #expect(statuses == [.scanning, .ready])
-    #expect(lists.last?.count == 2)
+    // didDiscoverDevices: once, after the scan, with both wristbands.
+    #expect(lists.count == 1)
+    #expect(Set(lists.first?.compactMap(\.name) ?? []) == ["Empatica E4"])
+    #expect(lists.first?.count == 2)
     #expect(await api.bleStatus == .ready)
     await api.setBluetoothAvailable(false)
     let off = await E4Rig.collect(try api.discoverDevices()).value
@@ -224,7 +228,7 @@ struct E4LoopbackTests {
       batteryLevel: 0.5, batteryDrain: .init(streamingPerHour: 3.6, connectedPerHour: 0, idlePerHour: 0))
     let model = E4(configuration: configuration)
     let manager = try await rig.host(model)
-    let battery = E4Rig.collect(await manager.batteryLevel())
+    let battery = E4Rig.collect(await manager.batteryLevels())
     try await manager.connect()
     await rig.clock.advance(by: .seconds(35))
     #expect(abs(await model.batteryLevel - 0.465) < 1e-6)
@@ -240,10 +244,12 @@ struct E4LoopbackTests {
     await manager.disconnect()
     let levels = await battery.value
     let t0 = try #require(await manager.sessionStart)
-    #expect(levels.map(\.value).prefix(5) == [0.5, 0.5, 0.49, 0.48, 0.47])
+    // Told on connecting and at each change only: the wristband's first
+    // notification repeats the level read and is not told again.
+    #expect(levels.map(\.value).prefix(4) == [0.5, 0.49, 0.48, 0.47])
     #expect(levels.map(\.value).suffix(1) == [0.8])
-    #expect(zip(levels, levels.dropFirst()).allSatisfy { $0.timestamp <= $1.timestamp })
-    #expect(levels.count >= 3 && abs(levels[3].timestamp - (t0 + 20)) < 0.01, "1 % per 10 s")
+    #expect(zip(levels, levels.dropFirst()).allSatisfy { $0.timestamp < $1.timestamp && $0.value != $1.value })
+    #expect(levels.count >= 3 && abs(levels[2].timestamp - (t0 + 20)) < 0.01, "1 % per 10 s")
     await rig.air.removeAll()
   }
 
@@ -326,23 +332,6 @@ private struct Thermometer: PeripheralModel {
   let advertisement = AdvertisementData(localName: "Thermometer")
 }
 
-/// The SDK's device delegate, recording what it is told.
-final class RecordingE4Delegate: E4DeviceDelegate {
-  private let log = Synchronization.Mutex<
-    (statuses: [E4DeviceStatus], bvp: [E4Sample], acceleration: [E4Acceleration])
-  >(
-    ([], [], []))
-  var statuses: [E4DeviceStatus] { log.withLock { $0.statuses } }
-  var bvp: [E4Sample] { log.withLock { $0.bvp } }
-  var acceleration: [E4Acceleration] { log.withLock { $0.acceleration } }
-
-  func didUpdate(status: E4DeviceStatus, device: E4DeviceManager) { log.withLock { $0.statuses.append(status) } }
-  func didReceiveBVP(_ sample: E4Sample, device: E4DeviceManager) { log.withLock { $0.bvp.append(sample) } }
-  func didReceiveAcceleration(_ sample: E4Acceleration, device: E4DeviceManager) {
-    log.withLock { $0.acceleration.append(sample) }
-  }
-}
-
 @Suite(.timeLimit(.minutes(2)))
 struct E4DeviceDelegateTests {
   let rig = E4Rig()
@@ -353,16 +342,17 @@ struct E4DeviceDelegateTests {
       accelerationX: SineSignal(amplitude: 1, frequency: 1))
     let manager = try await rig.host(model)
     let delegate = RecordingE4Delegate()
-    await manager.setDelegate(delegate)
     let bvp = E4Rig.collect(await manager.bvp())
     let acceleration = E4Rig.collect(await manager.acceleration())
-    try await manager.connect()
+    await manager.connect(with: delegate)
+    #expect(await manager.status == .connected)
     await rig.clock.advance(by: .seconds(10))
     await manager.disconnect()
     let (streamedBVP, streamedAcceleration) = (await bvp.value, await acceleration.value)
     #expect(streamedBVP.count == 64 * 10)
-    #expect(delegate.bvp == streamedBVP)
+    // The delegate's values are the SDK's Float; the streams' Double.
+    #expect(delegate.bvp == streamedBVP.map { E4Sample(value: Double(Float($0.value)), timestamp: $0.timestamp) })
     #expect(delegate.acceleration == streamedAcceleration)
-    #expect(delegate.statuses == [.connecting, .connected, .disconnecting, .disconnected])
+    #expect(delegate.deviceStatuses == [.connecting, .connected, .disconnecting, .disconnected])
   }
 }

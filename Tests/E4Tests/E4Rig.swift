@@ -30,7 +30,7 @@ struct E4Rig {
   func firstDevice(_ api: EmpaticaAPI, apiKey: String = "key") async throws -> E4DeviceManager {
     await api.authenticate(apiKey: apiKey)
     for await event in try await api.discoverDevices(duration: .seconds(2)) {
-      if case .devices(let found) = event, let first = found.first { return first }
+      if case .found(let first) = event { return first }
     }
     throw E4LinkError(.notConnected, "no wristband found")
   }

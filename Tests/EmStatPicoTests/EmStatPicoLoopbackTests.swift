@@ -59,7 +59,7 @@ struct EmStatPicoLoopbackTests {
 
   @Test func versionSerialAndMethodScriptVersion() async throws {
     let client = try await rig.connect(Self.quiet())
-    #expect(try await client.sendCommandVersion() == "espico1304#Oct 22 2021 14:38:26 R")
+    #expect(try await client.sendCommandVersion() == "testpico#Aug 2 2019 11:06:07")
     #expect(try await client.serialNumber() == "ESPICO0001")
     #expect(try await client.methodScriptVersion() == "1.8")
   }
@@ -198,7 +198,7 @@ struct EmStatPicoLoopbackTests {
     for _ in 0..<50 where await model.commands.count == commandsBefore {
       await rig.clock.advance(by: .milliseconds(20))
     }
-    #expect(try await version.value == "espico1304#Oct 22 2021 14:38:26 R")
+    #expect(try await version.value == "testpico#Aug 2 2019 11:06:07")
   }
 
   @Test func theModuleHoldsItsOutputWhileTheHostPauses() async throws {

@@ -32,7 +32,7 @@ extension LabTests {
         }
 
         // Enumerate until found.
-        await sdk.enumerateDevices(duration: 60)
+        await sdk.enumerateDevices(60)
         try await wait(60) { $0.contains { if case .deviceFound("TAS1A14758923") = $0.value { true } else { false } } }
         await sdk.cancelEnumeration()
         #expect(await sdk.foundDevices.contains("TAS1A14758923"))

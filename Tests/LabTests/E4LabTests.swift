@@ -26,7 +26,7 @@ extension LabTests {
         #expect(await api.authenticate(apiKey: "lab-key").success)
         var device: E4DeviceManager?
         for await event in try await api.discoverDevices(duration: .seconds(60)) {
-          if case .devices(let found) = event, let first = found.first {
+          if case .found(let first) = event {
             device = first
             break
           }
@@ -36,7 +36,7 @@ extension LabTests {
         let streams = (
           bvp: Self.collect(await e4.bvp()), gsr: Self.collect(await e4.gsr()),
           temperature: Self.collect(await e4.temperature()), acceleration: Self.collect(await e4.acceleration()),
-          ibi: Self.collect(await e4.ibi()), battery: Self.collect(await e4.batteryLevel()),
+          ibi: Self.collect(await e4.ibi()), battery: Self.collect(await e4.batteryLevels()),
           tags: Self.collect(await e4.tags())
         )
         let connectedAt = ContinuousClock.now
@@ -128,7 +128,7 @@ extension LabTests {
       #expect(await api.authenticate(apiKey: "lab-key").success)
       var device: E4DeviceManager?
       for await event in try await api.discoverDevices(duration: .seconds(60), namePrefix: name) {
-        if case .devices(let found) = event, let match = found.first(where: { $0.name == name }) {
+        if case .found(let match) = event, match.name == name {
           device = match
           break
         }

@@ -81,7 +81,7 @@ extension LabTests {
         _ = try await lab.host(model, on: 0, name: "emstatpico")
         let client = EmStatPicoClient(link: try await lab.central(on: 1))
         try await client.connect(namePrefix: "EmStat Pico", timeout: .seconds(60))
-        #expect(try await client.sendCommandVersion(timeout: .seconds(10)) == "espico1304#Oct 22 2021 14:38:26 R")
+        #expect(try await client.sendCommandVersion(timeout: .seconds(10)) == "testpico#Aug 2 2019 11:06:07")
 
         // LSV: 101 points, −0.5 V … 0.5 V, I = E / 10 kΩ within the encoding.
         let lsv = try await Self.packages(try await client.sendMethodScript(Self.lsv, lineTimeout: .seconds(20)))

@@ -1,16 +1,19 @@
 import Foundation
 import GATT
+import Synchronization
 
 /// The ActiGraph Link SDK's shape (`AGDeviceSDK`): scan for Link monitors by
 /// serial number, connect to one found in a scan, configure it with JSON
 /// (raw streaming, IMU sensors, epoch download) and receive everything as
-/// the SDK's JSON strings on `messages`, with typed values beside them.
+/// the SDK's JSON strings, to its `delegate` (`AGDeviceSDKDelegate`) and on
+/// `messages`, with typed values beside them.
 ///
-/// Like the SDK, the methods return at once and report outcomes, errors
-/// included, as messages: `{"error": {"code", "description", "extra"}}`.
+/// Like the SDK, the methods report outcomes, errors included, as messages:
+/// `{"error": {"code", "description", "extra"}}`; none throws.
 public actor AGDeviceSDK {
-  /// Every message, in order: what the SDK's delegate receives.
+  /// Every message, in order: what the SDK's delegate receives, typed.
   public nonisolated let messages: AsyncStream<AGMessage>
+  private let delegateReference = Mutex(WeakDelegate())
   private let output: AsyncStream<AGMessage>.Continuation
   private let link: any CentralLink
   private let clock: any Clock<Duration>
@@ -54,11 +57,30 @@ public actor AGDeviceSDK {
     var lastProgress = 0
   }
 
+  private struct WeakDelegate: Sendable {
+    weak var value: (any AGDeviceSDKDelegate)?
+  }
+
   /// An SDK on `link`, timing its scans with `clock`.
   public init(link: any CentralLink, clock: any Clock<Duration>) {
     self.link = link
     self.clock = clock
     (messages, output) = AsyncStream<AGMessage>.makeStream()
+  }
+
+  /// `initWithDelegate:`: an SDK on `link` that tells `delegate` every message.
+  public init(
+    delegate: any AGDeviceSDKDelegate, link: any CentralLink, clock: any Clock<Duration> = ContinuousClock()
+  ) {
+    self.init(link: link, clock: clock)
+    self.delegate = delegate
+  }
+
+  /// The SDK's `delegate` (held weakly, as the SDK's property): told every
+  /// message from now on. Set it again when handing the SDK to another object.
+  public nonisolated var delegate: (any AGDeviceSDKDelegate)? {
+    get { delegateReference.withLock { $0.value } }
+    set { delegateReference.withLock { $0.value = newValue } }
   }
 
   /// Ends `messages` (after what was delivered so far); the SDK is done.
@@ -67,15 +89,22 @@ public actor AGDeviceSDK {
     output.finish()
   }
 
-  private func emit(_ value: AGDeviceData) { output.yield(AGMessage(value)) }
+  private func emit(_ value: AGDeviceData) {
+    let message = AGMessage(value)
+    if let delegate {
+      if message.isStatus { delegate.onDeviceStatus(message.json) } else { delegate.onDeviceData(message.json) }
+    }
+    output.yield(message)
+  }
   private func fail(_ code: AGErrorCode, _ extra: String = "") { emit(.error(AGError(code, extra: extra))) }
 
   // MARK: Scanning
 
-  /// Scans for Link monitors for `duration` seconds (10 by default): `{"device"}`
-  /// for each one found, then `{"devices"}` with every serial found. Code 2
-  /// when a scan is already under way.
-  public func enumerateDevices(duration: Double = 10) {
+  /// `enumerateDevices` and `enumerateDevices:`: scans for Link monitors for
+  /// `duration` seconds (10 by default): `{"device"}` for each one found,
+  /// then `{"devices"}` with every serial found. Code 2 when a scan is
+  /// already under way.
+  public func enumerateDevices(_ duration: Double = 10) {
     guard enumeration == nil else {
       fail(.enumerationInProgress)
       return
@@ -177,12 +206,10 @@ public actor AGDeviceSDK {
     }
   }
 
-  /// Disconnects: `{"deviceDisconnected"}`; code 0 when nothing is connected.
+  /// Disconnects the connected device: `{"deviceDisconnected"}`. With none
+  /// connected it does nothing ("if it is connected").
   public func disconnectFromDevice() async {
-    guard let connection else {
-      fail(.noDeviceConnected)
-      return
-    }
+    guard let connection else { return }
     await connection.disconnect()
     // What the device sent before the disconnect is still delivered.
     await reader?.value
@@ -203,7 +230,9 @@ public actor AGDeviceSDK {
   /// The connected device's serial number; `nil` when none is connected.
   public func getConnectedDevice() -> String? { connectedSerial }
 
-  /// Requests the connected device's status: `{"status"}`; code 0 when none is connected.
+  /// Requests the connected device's status: `{"status"}` to the delegate's
+  /// `onDeviceStatus(_:)`; code 0 when none is connected, 4 when the device's
+  /// SDK access is switched off.
   public func getDeviceStatus() async {
     guard connection != nil else {
       fail(.noDeviceConnected)
@@ -215,11 +244,6 @@ public actor AGDeviceSDK {
 
   // MARK: Configuration
 
-  /// Sends a JSON configuration: `raw` (`stream`), `imu` (`accelerometer`,
-  /// `gyroscope`, `magnetometer`, `temperature`: booleans, or "enable"/"disable"),
-  /// `epoch` (`startDateTime`, `stopDateTime` as `MM-dd-yyyy HH:mm:ss`).
-  /// Code 0 without a device, 3 with the unrecognized keys in `extra`, 8 for a
-  /// date not in the format, 11 when the device refuses it.
   /// Checks a configuration JSON as `configureDevice(_:)` does, without a
   /// device: `nil` when it is a request the SDK understands, else the error
   /// `configureDevice` would report (code 3, or 8 for a bad date).
@@ -228,6 +252,12 @@ public actor AGDeviceSDK {
     return nil
   }
 
+  /// Sends a JSON configuration: `raw` (`stream`), `imu` (`accelerometer`,
+  /// `gyroscope`, `magnetometer`, `temperature`: booleans, or "enable"/"disable"),
+  /// `epoch` (`startDateTime`, `stopDateTime` as `MM-dd-yyyy HH:mm:ss`).
+  /// Code 0 without a device, 3 with the unrecognized keys in `extra`, 8 for a
+  /// date not in the format, 11 when the device refuses it, 4 when the
+  /// device's SDK access is switched off.
   public func configureDevice(_ json: String) async {
     guard connection != nil else {
       fail(.noDeviceConnected)
@@ -296,6 +326,7 @@ public actor AGDeviceSDK {
       case (.dateError, _): fail(.dateFormatError, "the start is after the stop")
       case (.noData, _): fail(.epochDownloadError, "no epochs logged in that range")
       case (.busy, _): fail(.configurationFailed, "the device is busy")
+      case (.accessDisabled, _): fail(.sdkAccessDisabled, "the device's SDK access is switched off")
       default: fail(.configurationFailed, "the device refused the configuration")
       }
     case .status:

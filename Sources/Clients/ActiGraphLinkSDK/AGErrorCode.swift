@@ -26,7 +26,7 @@ public enum AGErrorCode: Int, Sendable, CaseIterable {
     case .epochDownloadError: "Epoch Download Error"
     case .dateFormatError: "Date Format Error"
     case .invalidDevice: "Invalid ActiGraph Device"
-    case .existingConnection: "Existing Connection Found"
+    case .existingConnection: "Existing Connection Found (Device Already Connected)"
     case .configurationFailed: "The Last Configuration Request Received Failed"
     }
   }

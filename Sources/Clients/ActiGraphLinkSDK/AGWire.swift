@@ -29,6 +29,7 @@ enum AGWire {
     case dateError
     case noData
     case transferError
+    case accessDisabled
   }
 
   static let rawCountsPerG = 256.0

@@ -2,17 +2,19 @@ import GATT
 import MethodScriptFormat
 
 /// The BLE side of PalmSens' MethodSCRIPT iOS example (`BLEConnection.swift`)
-/// for an EmStat Pico behind a Laird VSP module: scan for the VSP service,
-/// connect, subscribe to the TX FIFO, write commands and scripts to the RX
-/// FIFO in chunks of at most 20 bytes (with response, as PalmSens does), and
-/// reassemble the notifications into lines (a FIFO) that are parsed into
-/// measurement packages.
+/// for an EmStat Pico behind a Laird VSP module: scan for the VSP service
+/// into a list of devices, connect to the one picked, subscribe to the TX
+/// FIFO, write commands and scripts to the RX FIFO in chunks of at most 20
+/// bytes (with response, as PalmSens does), and reassemble the notifications
+/// into lines (a FIFO) that are parsed into measurement packages.
 ///
 /// ```swift
 /// let pico = EmStatPicoClient(link: central)
-/// try await pico.connect(timeout: .seconds(20))
+/// await pico.startScanningForDevices()
+/// // … the app lists `scannedDevices`; the user picks one:
+/// try await pico.connectToDevice(picked)
 /// print(try await pico.sendCommandVersion())
-/// for try await event in try await pico.sendMethodScript(script) {
+/// for try await event in try await pico.sendMethodScript(methodScript: script) {
 ///   if case .package(let p) = event { print(p.potential!, p.current!) }
 /// }
 /// ```
@@ -20,7 +22,10 @@ import MethodScriptFormat
 /// One command or script at a time: another one while an answer is pending
 /// throws `busy`; `abort()` is the exception.
 public actor EmStatPicoClient {
-  public static let vspService: BluetoothUUID = "569a1101-b87f-490c-92cb-11ba5ea5167c"
+  /// PalmSens' `vspServiceUUID`: the service scans filter on.
+  public static let vspServiceUUID: BluetoothUUID = "569a1101-b87f-490c-92cb-11ba5ea5167c"
+  /// The Laird VSP service (`vspServiceUUID`).
+  public static let vspService = vspServiceUUID
   /// Notifications from the module (Laird's TX FIFO).
   public static let txFIFO = CharacteristicAddress(
     service: vspService, characteristic: "569a2000-b87f-490c-92cb-11ba5ea5167c")
@@ -55,6 +60,11 @@ public actor EmStatPicoClient {
   private var flowReader: Task<Void, Never>?
   private var stateSinks: [AsyncStream<LinkState>.Continuation] = []
   public private(set) var state: LinkState = .idle
+  /// PalmSens' `scannedDevices`: the devices the current (or last) scan
+  /// found, in the order found, to pick one from.
+  public private(set) var scannedDevices: [DiscoveredPeripheral] = []
+  private var scan: Task<Void, Never>?
+  private var scannedSinks: [AsyncStream<[DiscoveredPeripheral]>.Continuation] = []
   /// What the module's CTS says (always `true` without flow control).
   public private(set) var clearToSend = true
   /// Bytes written to the RX FIFO, and writes made.
@@ -79,35 +89,104 @@ public actor EmStatPicoClient {
     self.usesFlowControl = usesFlowControl
   }
 
+  // MARK: Scanning
+
+  /// `startScanningForDevices`: scans for devices advertising the VSP
+  /// service (and, if given, a name prefix) until `stopScanningForDevices()`
+  /// or `connectToDevice(_:)`. The list starts empty; each device found is
+  /// added to `scannedDevices` once. The state is `scanning` meanwhile.
+  public func startScanningForDevices(namePrefix: String? = nil) {
+    scan?.cancel()
+    scannedDevices = []
+    set(.scanning)
+    let devices = link.scan(filter: ScanFilter(serviceUUIDs: [Self.vspServiceUUID], namePrefix: namePrefix))
+    scan = Task(executorPreference: Task.currentExecutorPreference) { [weak self] in
+      for await device in devices { await self?.found(device) }
+    }
+  }
+
+  /// Stops the scan; `scannedDevices` keeps what it found.
+  public func stopScanningForDevices() {
+    guard let scan else { return }
+    scan.cancel()
+    self.scan = nil
+    if state == .scanning { set(.idle) }
+  }
+
+  /// Whether a scan is running.
+  public var isScanning: Bool { scan != nil }
+
+  /// `scannedDevices` now and each time a device is added.
+  public func scannedDeviceUpdates() -> AsyncStream<[DiscoveredPeripheral]> {
+    let (stream, continuation) = AsyncStream<[DiscoveredPeripheral]>.makeStream()
+    continuation.yield(scannedDevices)
+    scannedSinks.append(continuation)
+    return stream
+  }
+
+  private func found(_ device: DiscoveredPeripheral) {
+    guard scan != nil, !scannedDevices.contains(where: { $0.id == device.id }) else { return }
+    scannedDevices.append(device)
+    scannedSinks.removeAll { sink in
+      if case .terminated = sink.yield(scannedDevices) { return true }
+      return false
+    }
+  }
+
   // MARK: Connection
 
-  /// Scans for the first device advertising the VSP service (and, if given, a
-  /// name prefix), connects, subscribes to the TX FIFO, and opens the port
-  /// (with flow control: subscribe to ModemOut, write ModemIn = 01, read ModemOut).
-  @discardableResult
-  public func connect(namePrefix: String? = nil, timeout: Duration) async throws -> DiscoveredPeripheral {
-    set(.scanning)
-    let filter = ScanFilter(serviceUUIDs: [Self.vspService], namePrefix: namePrefix)
-    let found: DiscoveredPeripheral
-    do {
-      found = try await link.firstPeripheral(matching: filter, within: timeout, clock: clock, what: "VSP device")
-    } catch let error as GATTError {
-      throw EmStatPicoClientError(.timeout, error.message)
+  /// `connectToDevice`: stops scanning, connects to `device` (picked from
+  /// `scannedDevices`), subscribes to the TX FIFO, and opens the port (with
+  /// flow control: subscribe to ModemOut, write ModemIn = 01, read ModemOut).
+  /// Throws `notScanned` for a device the scan did not find, as PalmSens'
+  /// example connects only to a device in its list.
+  public func connectToDevice(_ device: DiscoveredPeripheral, timeout: Duration = .seconds(20)) async throws {
+    stopScanningForDevices()
+    guard scannedDevices.contains(where: { $0.id == device.id }) else {
+      throw EmStatPicoClientError(
+        .notScanned, "\(device.name ?? device.id.description) is not in the list of scanned devices")
     }
     set(.connecting)
-    let connection = try await link.connect(found.id, timeout: timeout)
+    let connection = try await link.connect(device.id, timeout: timeout)
     do {
       try await open(connection)
     } catch {
       await connection.disconnect()
       throw error
     }
-    set(.connected(found.id))
+    set(.connected(device.id))
     Task(executorPreference: Task.currentExecutorPreference) { [weak self] in
       let reason = try? await connection.disconnected()
       await self?.set(.disconnected(reason ?? .other("unknown")))
     }
-    return found
+  }
+
+  /// Scans until the first device advertising the VSP service (and, if
+  /// given, a name prefix) is found, within `timeout`, and connects to it
+  /// (`startScanningForDevices` then `connectToDevice` with the first found).
+  @discardableResult
+  public func connect(namePrefix: String? = nil, timeout: Duration) async throws -> DiscoveredPeripheral {
+    let updates = scannedDeviceUpdates()
+    startScanningForDevices(namePrefix: namePrefix)
+    let clock = self.clock
+    let first = await withTaskGroup(of: DiscoveredPeripheral?.self) { group in
+      group.addTask {
+        for await devices in updates { if let first = devices.first { return first } }
+        return nil
+      }
+      group.addTask {
+        try? await clock.sleep(for: timeout)
+        return nil
+      }
+      defer { group.cancelAll() }
+      return await group.next() ?? nil
+    }
+    guard let first else {
+      stopScanningForDevices()
+      throw EmStatPicoClientError(.timeout, "no VSP device found within \(timeout)")
+    }
+    try await connectToDevice(first, timeout: timeout)
+    return first
   }
 
   private func open(_ connection: any CentralConnection) async throws {
@@ -126,7 +205,7 @@ public actor EmStatPicoClient {
     reader?.cancel()
     reader = Task(executorPreference: Task.currentExecutorPreference) { [weak self] in
       do {
-        for try await bytes in data { await self?.receive(bytes) }
+        for try await bytes in data { await self?.processReceivedPackage(bytes) }
         await self?.linkEnded(EmStatPicoClientError(.notConnected, "disconnected"))
       } catch {
         await self?.linkEnded(error)
@@ -165,8 +244,9 @@ public actor EmStatPicoClient {
     for sink in stateSinks { sink.yield(new) }
   }
 
-  /// Disconnects.
+  /// `disconnect`: stops a scan and disconnects from the connected device.
   public func disconnect() async {
+    stopScanningForDevices()
     reader?.cancel()
     flowReader?.cancel()
     await connection?.disconnect()
@@ -175,25 +255,30 @@ public actor EmStatPicoClient {
 
   // MARK: Commands
 
-  /// `t`: the firmware version, both lines joined by a space without the
-  /// leading `t` and the final `*`, e.g. `espico1304#Oct 22 2021 14:38:26 R`.
+  /// `sendCommandVersion`: sends `t` and returns the device version as
+  /// PalmSens' example shows it: the answer's first line as sent, e.g.
+  /// `testpico#Aug 2 2019 11:06:07` (the lines after it, up to the one
+  /// ending in `*`, are read and not shown, as in the example).
   public func sendCommandVersion(timeout: Duration = .seconds(3)) async throws -> String {
-    try await request("t\n") { client in
+    try await request(Self.commandVersion) { client in
       let first = try await client.nextLine(timeout: timeout)
       try Self.check(first)
       guard first.hasPrefix("t") else {
         throw EmStatPicoClientError(.malformedResponse, "unexpected answer to t: '\(first)'")
       }
-      var text = String(first.dropFirst())
       var last = first
       while !last.hasSuffix("*") {
         last = try await client.nextLine(timeout: timeout)
         try Self.check(last)
-        text += " " + last
       }
-      return String(text.dropLast())
+      return first.hasSuffix("*") ? String(first.dropLast()) : first
     }
   }
+
+  /// PalmSens' `commandVersion`.
+  public static let commandVersion = "t\n"
+  /// PalmSens' `commandAbort`.
+  public static let commandAbort = "Z\n"
 
   /// `i`: the serial number.
   public func serialNumber(timeout: Duration = .seconds(3)) async throws -> String {
@@ -224,6 +309,13 @@ public actor EmStatPicoClient {
   ///
   /// - Parameter lineTimeout: fail with `timeout` when no line arrives for
   ///   this long (`nil`: wait as long as the measurement takes).
+  public func sendMethodScript(methodScript: String, lineTimeout: Duration? = nil) async throws
+    -> AsyncThrowingStream<MeasurementEvent, any Error>
+  {
+    try await sendMethodScript(methodScript, lineTimeout: lineTimeout)
+  }
+
+  /// `sendMethodScript(methodScript:)` without the label.
   public func sendMethodScript(_ script: String, lineTimeout: Duration? = nil) async throws
     -> AsyncThrowingStream<MeasurementEvent, any Error>
   {
@@ -235,7 +327,7 @@ public actor EmStatPicoClient {
     if body.first != "e" { body.insert("e", at: 0) }
     let text = body.joined(separator: "\n") + "\n\n"
     do {
-      try await sendText(text)
+      try await sendMessage(text)
     } catch {
       busy = false
       throw error
@@ -278,14 +370,23 @@ public actor EmStatPicoClient {
   /// Sends `Z`: the running script stops at its next point; its stream then
   /// reports `abortAcknowledged`, the loop's end, and finishes.
   public func abort() async throws {
-    try await sendText("Z\n")
+    try await sendMessage(Self.commandAbort)
   }
 
-  /// Writes text to the RX FIFO in chunks of at most 20 bytes (fewer when
-  /// the ATT MTU is smaller), waiting for CTS when the module uses flow control.
-  public func sendText(_ text: String) async throws {
+  /// `sendMessage`: writes text to the device (`sendData`).
+  public func sendMessage(_ message: String) async throws {
+    try await sendData(Array(message.utf8))
+  }
+
+  /// `sendBytes`: writes bytes to the device (`sendData`).
+  public func sendBytes(_ bytes: [UInt8]) async throws {
+    try await sendData(bytes)
+  }
+
+  /// `sendData`: writes to the RX FIFO in chunks of at most 20 bytes (fewer
+  /// when the ATT MTU is smaller), waiting for CTS when the module uses flow control.
+  private func sendData(_ bytes: [UInt8]) async throws {
     guard let connection else { throw EmStatPicoClientError(.notConnected, "connect to an EmStat Pico first") }
-    let bytes = Array(text.utf8)
     let chunk = max(1, min(Self.maximumChunk, await connection.mtu - 3))
     var start = 0
     while start < bytes.count {
@@ -339,13 +440,13 @@ public actor EmStatPicoClient {
   private func request<T: Sendable>(_ command: String, _ body: (EmStatPicoClient) async throws -> T) async throws -> T {
     try startRequest()
     defer { busy = false }
-    try await sendText(command)
+    try await sendMessage(command)
     return try await body(self)
   }
 
   /// PalmSens' `processReceivedPackage`: appends a notification's bytes and
   /// moves every complete line into the FIFO.
-  private func receive(_ bytes: [UInt8]) {
+  private func processReceivedPackage(_ bytes: [UInt8]) {
     for byte in bytes {
       if byte == UInt8(ascii: "\n") {
         if partial.last == UInt8(ascii: "\r") { partial.removeLast() }

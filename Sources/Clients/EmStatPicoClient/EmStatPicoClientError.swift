@@ -15,6 +15,8 @@ public struct EmStatPicoClientError: Error, Hashable, Sendable, CustomStringConv
     case malformedResponse
     /// The device is not a VSP device (a characteristic is missing).
     case notSupported
+    /// The device to connect to is not in the list of scanned devices.
+    case notScanned
   }
 
   public var code: Code
