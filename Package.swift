@@ -43,6 +43,7 @@ let package = Package(
     .target(
       name: "ActiGraphLink", dependencies: ["GATT", "Signals"], path: "Peripherals/ActiGraphLink",
       exclude: ["README.md"]),
+    .target(name: "Muse", dependencies: ["GATT", "Signals"], path: "Peripherals/Muse", exclude: ["README.md"]),
     // MethodSCRIPT package encoding (PalmSens EmStat Pico): shared by the device model and its client.
     .target(name: "MethodScriptFormat"),
     .target(
