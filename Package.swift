@@ -63,6 +63,8 @@ let package = Package(
     .target(name: "E4Link", dependencies: ["GATT"], path: "Sources/Clients/E4Link"),
     // The ActiGraph Link iOS SDK's shape: JSON requests and responses, error codes 0–11.
     .target(name: "ActiGraphLinkSDK", dependencies: ["GATT"], path: "Sources/Clients/ActiGraphLinkSDK"),
+    // The Arctop iOS SDK's shape over a Muse headband, with a stand-in for Arctop's prediction service.
+    .target(name: "ArctopSDK", dependencies: ["GATT"], path: "Sources/Clients/ArctopSDK", exclude: ["README.md"]),
     // PalmSens' BLEConnection shape: VSP lines, MethodSCRIPT upload, package parsing.
     .target(
       name: "EmStatPicoClient", dependencies: ["GATT", "MethodScriptFormat"], path: "Sources/Clients/EmStatPicoClient"),
@@ -135,6 +137,7 @@ let package = Package(
       ]),
     .testTarget(
       name: "ActiGraphLinkTests", dependencies: ["ActiGraphLink", "ActiGraphLinkSDK", "GATT", "Loopback", "Signals"]),
+    .testTarget(name: "MuseTests", dependencies: ["Muse", "ArctopSDK", "GATT", "Loopback", "Signals"]),
     .testTarget(name: "E4Tests", dependencies: ["E4", "E4Link", "GATT", "Loopback", "Signals"]),
     .testTarget(
       name: "EmStatPicoTests",
