@@ -4,12 +4,26 @@ import Muse
 import Synchronization
 import Testing
 
-/// A headband on the loopback in virtual time, and a bare central on it.
+/// A headband on the loopback in virtual time, and a bare central on it;
+/// with an executor, everything run in `run(_:)` runs on the loopback's
+/// thread and each instant settles when that thread is quiet.
 struct MuseRig {
-  let clock = VirtualClock(settleLimit: .milliseconds(500))
+  let clock: VirtualClock
   let air: LoopbackAir
+  let executor: LoopbackExecutor?
 
-  init() { air = LoopbackAir(clock: clock) }
+  init(executor: Bool = false) {
+    let loopback = executor ? LoopbackExecutor() : nil
+    self.executor = loopback
+    clock = loopback.map { VirtualClock(executor: $0) } ?? VirtualClock(settleLimit: .milliseconds(500))
+    air = LoopbackAir(clock: clock)
+  }
+
+  /// Runs `body` on the rig's executor (if it has one), then shuts the executor down.
+  func run(_ body: () async throws -> Void) async throws {
+    defer { executor?.shutdown() }
+    try await withTaskExecutorPreference(executor) { try await body() }
+  }
 
   /// Hosts `headband` and connects a central to it.
   func connect(_ headband: MuseHeadband) async throws -> any CentralConnection {
