@@ -87,7 +87,8 @@ let package = Package(
       dependencies: [
         "BlueZ", "DBus", "GATT", "Signals", "Scenario", "BlendMicro", "BlendMicroClient", "E4", "E4Link", "KardiaRelay",
         "ActiGraphLink", "ActiGraphLinkSDK",
-        "EmStatPico", "EmStatPicoClient", "MethodScriptFormat", .product(name: "Logging", package: "swift-log"),
+        "EmStatPico", "EmStatPicoClient", "MethodScriptFormat", "Muse", "ArctopSDK",
+        .product(name: "Logging", package: "swift-log"),
       ]
     ),
     .executableTarget(

@@ -28,11 +28,11 @@ public actor ArctopPredictionService {
   public private(set) var predictionsServed = 0
   /// Engagement (β / (α + θ)) at which focus is 50.
   let neutralEngagement: Double
-  private let clock: any Clock<Duration>
+  private var clock: any Clock<Duration>
 
   public init(
     availability: Availability = .up, calibration: UserCalibrationStatus = .modelsAvailable, loggedIn: Bool = true,
-    neutralEngagement: Double = 0.6, clock: any Clock<Duration> = ContinuousClock()
+    neutralEngagement: Double = 0.3, clock: any Clock<Duration> = ContinuousClock()
   ) {
     self.availability = availability
     self.calibration = calibration
@@ -40,6 +40,9 @@ public actor ArctopPredictionService {
     self.neutralEngagement = neutralEngagement
     self.clock = clock
   }
+
+  /// Times stalls on `clock` from now on (the run's clock, virtual or wall).
+  public func setClock(_ clock: any Clock<Duration>) { self.clock = clock }
 
   /// Makes the service answer, fail or stall from now on.
   public func setAvailability(_ availability: Availability) { self.availability = availability }
@@ -92,7 +95,7 @@ public actor ArctopPredictionService {
     let engagement = powers.beta / max(1e-9, powers.alpha + powers.theta)
     let ratio = engagement / neutralEngagement
     let focus = 100 * ratio * ratio / (ratio * ratio + 1)
-    let enjoyment = 50 + 50 * tanh(powers.frontalAsymmetry)
+    let enjoyment = 50 + 50 * tanh(powers.frontalAsymmetry / 2)
     return [
       ArctopSDKPredictions.focus: Float(focus), ArctopSDKPredictions.enjoyment: Float(enjoyment),
       ArctopSDKPredictions.flow: Float((focus + enjoyment) / 2), ArctopSDKPredictions.blink: powers.blink ? 1 : 0,
