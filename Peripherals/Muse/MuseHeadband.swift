@@ -279,7 +279,8 @@ public actor MuseHeadband: PeripheralModel {
       host?.firmwareEvent("status", detail: "")
       let percent = Int((batteryLevel * 100).rounded())
       let serialDigits = configuration.serialNumber.filter(\.isHexDigit).lowercased()
-      let mac = "00-55-da-b" + String(serialDigits.prefix(1)) + "-" + String(serialDigits.dropFirst(1).prefix(2)) + "-"
+      let mac =
+        "00-55-da-b" + String(serialDigits.prefix(1)) + "-" + String(serialDigits.dropFirst(1).prefix(2)) + "-"
         + String(serialDigits.dropFirst(3).prefix(2))
       await answer(
         "{\"hn\":\"\(configuration.name)\",\"sn\":\"\(configuration.serialNumber)\",\"ma\":\"\(mac)\","
@@ -405,7 +406,9 @@ public actor MuseHeadband: PeripheralModel {
           ? (MusePacket.accelerationCode(x), MusePacket.accelerationCode(y), MusePacket.accelerationCode(z))
           : (MusePacket.gyroCode(x), MusePacket.gyroCode(y), MusePacket.gyroCode(z))
       }
-      return [(stream == .accelerometer ? Self.accelerometer : Self.gyroscope, MusePacket.imu(index: index, samples: samples))]
+      return [
+        (stream == .accelerometer ? Self.accelerometer : Self.gyroscope, MusePacket.imu(index: index, samples: samples))
+      ]
     case .ppg:
       let wave = times.map { time in pulse.value(at: max(0, (time - session.start).seconds)) ?? 0 }
       let ambient = [UInt32](repeating: 2_000, count: 6)
@@ -418,8 +421,11 @@ public actor MuseHeadband: PeripheralModel {
       // A Li-ion cell from 3.3 V empty to 4.2 V full.
       let millivolts = 3300 + 900 * batteryLevel
       return [
-        (Self.telemetry, MusePacket.telemetry(
-          index: index, batteryPercent: percent, fuelGaugeMillivolts: millivolts, temperature: 96))
+        (
+          Self.telemetry,
+          MusePacket.telemetry(
+            index: index, batteryPercent: percent, fuelGaugeMillivolts: millivolts, temperature: 96)
+        )
       ]
     }
   }

@@ -99,7 +99,8 @@ public struct SyntheticEEG: Sendable {
     }
     if channel == .aux { return background * 0.2 + line(t) }
     let weight = channel.isTemporal ? 1.0 : 0.6
-    let amplitude = weight * (parameters.alphaOpen + (parameters.alphaClosed - parameters.alphaOpen) * conditions.eyesClosed)
+    let amplitude =
+      weight * (parameters.alphaOpen + (parameters.alphaClosed - parameters.alphaOpen) * conditions.eyesClosed)
     // The alpha frequency wanders slowly within ±0.3 Hz.
     let frequency = parameters.alphaFrequency + 0.3 * sin(2 * .pi * 0.05 * t + Double(seed % 7))
     alphaPhase += 2 * .pi * frequency / Self.sampleRate

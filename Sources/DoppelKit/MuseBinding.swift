@@ -67,7 +67,9 @@ public struct MuseBinding: DeviceBinding {
       alphaFrequency.spec, background.spec, blinks.spec, muscle.spec, lineNoise.spec, lineFrequency.spec,
       offHead.spec,
     ],
-    streams: MuseChannel.allCases.map { StreamSpec($0.rawValue, unit: "µV", help: "EEG at \($0.recordingName), 256 Hz") }
+    streams: MuseChannel.allCases.map {
+      StreamSpec($0.rawValue, unit: "µV", help: "EEG at \($0.recordingName), 256 Hz")
+    }
       + ["x", "y", "z"].map { StreamSpec("acc.\($0)", unit: "g", help: "acceleration along \($0), 52 Hz") }
       + ["x", "y", "z"].map { StreamSpec("gyro.\($0)", unit: "°/s", help: "rotation about \($0), 52 Hz") }
       + [StreamSpec("ppg", unit: "pulse units", help: "the pulse wave on the PPG (Muse 2 and S, preset p50), 64 Hz")],
@@ -78,7 +80,8 @@ public struct MuseBinding: DeviceBinding {
       ActionSpec("battery", parameters: [batteryLevel.spec], help: "set the battery level"),
       ActionSpec("power-off", help: "switch the headband off (it disconnects)"),
       ActionSpec(
-        "prediction-service", parameters: [serviceState.spec], help: "take Arctop's service stand-in down, stall it, or bring it up"),
+        "prediction-service", parameters: [serviceState.spec],
+        help: "take Arctop's service stand-in down, stall it, or bring it up"),
     ],
     clientSettings: [
       apiKey.spec, prediction.spec, sessionLength.spec, service.spec, calibration.spec, serviceTimeout.spec,

@@ -289,11 +289,13 @@ struct ScenarioReader {
           body, of: "a muse-lsl recording", allowed: ["file", "channel", "loop"], required: ["file", "channel"]),
         let file = fields["file"].flatMap({ document.text($0, "a recording's 'file'") }),
         let channel = fields["channel"].flatMap({
-          document.setting($0, SettingSpec("channel", .choice(Self.museLSLChannels), help: ""), "a recording's 'channel'")?
+          document.setting(
+            $0, SettingSpec("channel", .choice(Self.museLSLChannels), help: ""), "a recording's 'channel'")?
             .text
         })
       else { return nil }
-      return .museLSL(file: file, channel: channel, loops: fields["loop"].flatMap { document.flag($0, "'loop'") } ?? false)
+      return .museLSL(
+        file: file, channel: channel, loops: fields["loop"].flatMap { document.flag($0, "'loop'") } ?? false)
     case "csv":
       guard
         let fields = fields(

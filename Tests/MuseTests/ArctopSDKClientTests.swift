@@ -112,7 +112,9 @@ struct ArctopSDKClientTests {
 
   @Test func motionFailsQA() async throws {
     try await rig.run {
-      let headband = MuseHeadband(acceleration: [SineSignal(amplitude: 0.5, frequency: 2), ConstantSignal(0), ConstantSignal(1)])
+      let headband = MuseHeadband(acceleration: [
+        SineSignal(amplitude: 0.5, frequency: 2), ConstantSignal(0), ConstantSignal(1),
+      ])
       let (client, log, _) = try await start(headband)
       try await connect(client)
       _ = try await client.startPredictionSession(ArctopSDKPredictions.zone).get()
@@ -152,7 +154,9 @@ struct ArctopSDKClientTests {
       let client = ArctopSDKClient(
         link: try rig.air.makeCentral(), clock: rig.clock, service: service, serviceTimeout: .seconds(2))
       let started = rig.clock.now
-      let initialise = Task { await client.initializeArctop(apiKey: "key", bundle: "b") }
+      let initialise = Task(executorPreference: Task.currentExecutorPreference) {
+        await client.initializeArctop(apiKey: "key", bundle: "b")
+      }
       await rig.clock.advance(by: .seconds(3))
       let result = await initialise.value
       #expect(throws: ArctopSDKError(.serviceTimeout, "prediction service did not answer within 2.0 seconds")) {

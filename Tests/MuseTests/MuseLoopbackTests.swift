@@ -16,7 +16,9 @@ struct MuseLoopbackTests {
     let answers = try await rig.answers(connection, to: ["v1", "s", "p50", "p99", "k", "x", "s"])
     #expect(answers.count == 7)
     #expect(answers[0].contains("\"fw\":") && answers[0].hasSuffix("\"rc\":0}"))
-    #expect(answers[1].contains("\"hn\":\"Muse-7F3C\"") && answers[1].contains("\"bp\":80") && answers[1].contains("\"ps\":21"))
+    #expect(
+      answers[1].contains("\"hn\":\"Muse-7F3C\"") && answers[1].contains("\"bp\":80")
+        && answers[1].contains("\"ps\":21"))
     #expect(answers[2] == "{\"rc\":0}")
     #expect(answers[3] == "{\"rc\":1}")
     #expect(answers[4] == "{\"rc\":0}")

@@ -217,7 +217,8 @@ public actor ArctopSDKClient {
   }
 
   private enum Feed: Sendable {
-    case eeg(Int), acceleration, telemetry, control
+    case eeg(Int)
+    case acceleration, telemetry, control
   }
 
   /// Connects, subscribes, starts streaming, and feeds what arrives until the link ends.
@@ -226,7 +227,9 @@ public actor ArctopSDKClient {
     do {
       let connection = try await link.connect(id, timeout: connectTimeout)
       self.connection = connection
-      var feeds: [(Feed, NotificationStream)] = [(.control, try await connection.notifications(of: MuseProfile.control))]
+      var feeds: [(Feed, NotificationStream)] = [
+        (.control, try await connection.notifications(of: MuseProfile.control))
+      ]
       for (sensor, address) in MuseProfile.eeg.enumerated() {
         feeds.append((.eeg(sensor), try await connection.notifications(of: address)))
       }
@@ -296,7 +299,8 @@ public actor ArctopSDKClient {
     let moving = Self.spread(motion) > 0.1
     motion = []
     let failure: QAFailureType =
-      !quality.headbandOn ? .headbandOffHead : moving ? .motionTooHigh : quality.sensors.contains(.noisy) ? .eegFailure : .passed
+      !quality.headbandOn
+      ? .headbandOffHead : moving ? .motionTooHigh : quality.sensors.contains(.noisy) ? .eegFailure : .passed
     guard var running = session else { return }
     running.windows += 1
     session = running
