@@ -115,7 +115,7 @@ let package = Package(
       name: "Fuzzing",
       dependencies: [
         "DoppelKit", "Signals", "E4", "E4Link", "EmStatPico", "EmStatPicoClient", "MethodScriptFormat", "ActiGraphLink",
-        "ActiGraphLinkSDK", "BlendMicroClient",
+        "ActiGraphLinkSDK", "BlendMicroClient", "Muse", "ArctopSDK",
       ],
       path: "Benchmarks/Fuzzing"),
     .executableTarget(name: "doppel-fuzz", dependencies: ["Fuzzing"], path: "Benchmarks/doppel-fuzz"),

@@ -47,11 +47,13 @@ struct MusePacketTests {
     #expect(try packets.map(MuseWire.controlText).joined() == json)
   }
 
-  @Test func malformedNotificationsAreReportedNotDecoded() {
+  @Test func malformedNotificationsAreReportedNotDecoded() throws {
     #expect(throws: MuseWire.MalformedPacket.self) { try MuseWire.eeg([0, 1, 2]) }
     #expect(throws: MuseWire.MalformedPacket.self) { try MuseWire.acceleration([UInt8](repeating: 0, count: 21)) }
     #expect(throws: MuseWire.MalformedPacket.self) { try MuseWire.controlText([5, 0x41]) }
     #expect(throws: MuseWire.MalformedPacket.self) { try MuseWire.controlText([]) }
+    // A count of zero is an empty fragment (the fuzzer found it trapped).
+    #expect(try MuseWire.controlText([0]) == "")
   }
 
   @Test func commandFraming() throws {

@@ -51,7 +51,7 @@ struct MuseRig {
       do {
         for try await packet in stream {
           let count = Int(packet[0])
-          current += String(decoding: packet[1...count], as: UTF8.self)
+          current += String(decoding: packet[1..<(1 + count)], as: UTF8.self)
           if current.hasSuffix("}") {
             let done = current
             texts.withLock { $0.append(done) }

@@ -53,7 +53,7 @@ public enum MuseWire {
     guard let count = bytes.first, Int(count) < bytes.count else {
       throw MalformedPacket(what: "control answer", length: bytes.count)
     }
-    return String(decoding: bytes[1...Int(count)], as: UTF8.self)
+    return String(decoding: bytes[1..<(1 + Int(count))], as: UTF8.self)
   }
 
   /// A command as the headband takes it: a byte counting what follows, the text, a newline.
