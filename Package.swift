@@ -43,6 +43,7 @@ let package = Package(
     .target(
       name: "ActiGraphLink", dependencies: ["GATT", "Signals"], path: "Peripherals/ActiGraphLink",
       exclude: ["README.md"]),
+    .target(name: "Muse", dependencies: ["GATT", "Signals"], path: "Peripherals/Muse", exclude: ["README.md"]),
     // MethodSCRIPT package encoding (PalmSens EmStat Pico): shared by the device model and its client.
     .target(name: "MethodScriptFormat"),
     .target(
@@ -64,6 +65,8 @@ let package = Package(
     .target(
       name: "ActiGraphLinkSDK", dependencies: ["GATT"], path: "Sources/Clients/ActiGraphLinkSDK", exclude: ["README.md"]
     ),
+    // The Arctop iOS SDK's shape over a Muse headband, with a stand-in for Arctop's prediction service.
+    .target(name: "ArctopSDK", dependencies: ["GATT"], path: "Sources/Clients/ArctopSDK", exclude: ["README.md"]),
     // PalmSens' BLEConnection shape: VSP lines, MethodSCRIPT upload, package parsing.
     .target(
       name: "EmStatPicoClient", dependencies: ["GATT", "MethodScriptFormat"], path: "Sources/Clients/EmStatPicoClient",
@@ -87,7 +90,8 @@ let package = Package(
       dependencies: [
         "BlueZ", "DBus", "GATT", "Signals", "Scenario", "BlendMicro", "BlendMicroClient", "E4", "E4Link", "KardiaRelay",
         "ActiGraphLink", "ActiGraphLinkSDK",
-        "EmStatPico", "EmStatPicoClient", "MethodScriptFormat", .product(name: "Logging", package: "swift-log"),
+        "EmStatPico", "EmStatPicoClient", "MethodScriptFormat", "Muse", "ArctopSDK",
+        .product(name: "Logging", package: "swift-log"),
       ]
     ),
     .executableTarget(
@@ -114,7 +118,7 @@ let package = Package(
       name: "Fuzzing",
       dependencies: [
         "DoppelKit", "Signals", "E4", "E4Link", "EmStatPico", "EmStatPicoClient", "MethodScriptFormat", "ActiGraphLink",
-        "ActiGraphLinkSDK", "BlendMicroClient", "KardiaRelay",
+        "ActiGraphLinkSDK", "BlendMicroClient", "KardiaRelay", "Muse", "ArctopSDK",
       ],
       path: "Benchmarks/Fuzzing"),
     .executableTarget(name: "doppel-fuzz", dependencies: ["Fuzzing"], path: "Benchmarks/doppel-fuzz"),
@@ -137,6 +141,7 @@ let package = Package(
       ]),
     .testTarget(
       name: "ActiGraphLinkTests", dependencies: ["ActiGraphLink", "ActiGraphLinkSDK", "GATT", "Loopback", "Signals"]),
+    .testTarget(name: "MuseTests", dependencies: ["Muse", "ArctopSDK", "GATT", "Loopback", "Signals"]),
     .testTarget(name: "E4Tests", dependencies: ["E4", "E4Link", "GATT", "Loopback", "Signals"]),
     .testTarget(
       name: "EmStatPicoTests",

@@ -1,5 +1,6 @@
 import ActiGraphLink
 import ActiGraphLinkSDK
+import ArctopSDK
 import BlendMicroClient
 import DoppelKit
 import E4
@@ -9,6 +10,7 @@ import EmStatPicoClient
 import Foundation
 import KardiaRelay
 import MethodScriptFormat
+import Muse
 import Signals
 
 /// A parser of outside input, fuzzed: a name, where its corpus of valid
@@ -82,6 +84,23 @@ public struct FuzzTarget: Sendable {
         _ = E4PacketDecoder.interbeatInterval(input)
         _ = E4PacketDecoder.battery(input)
         _ = E4PacketDecoder.control(input)
+      }),
+    FuzzTarget(
+      name: "muse-commands", summary: "commands on the Muse headband's control characteristic",
+      corpus: { root in hex(root, "muse-commands") },
+      run: { input in
+        let headband = MuseHeadband()
+        try? await headband.write(
+          characteristic: MuseHeadband.control, value: input, type: .withResponse, central: CentralID("fuzz"))
+      }),
+    FuzzTarget(
+      name: "muse-packets", summary: "the Arctop SDK client's decoders of Muse notifications (MuseWire)",
+      corpus: { root in hex(root, "muse-packets") },
+      run: { input in
+        _ = try? MuseWire.eeg(input)
+        _ = try? MuseWire.acceleration(input)
+        _ = try? MuseWire.batteryPercent(input)
+        _ = try? MuseWire.controlText(input)
       }),
     FuzzTarget(
       name: "methodscript-packages", summary: "the EmStat client's decoder of MethodSCRIPT packages",

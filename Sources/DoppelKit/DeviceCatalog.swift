@@ -9,6 +9,7 @@ public enum DeviceCatalog {
     E4Binding.self,
     ActiGraphLinkBinding.self,
     EmStatPicoBinding.self,
+    MuseBinding.self,
   ]
 
   /// What scenarios may say about each model, with the characteristics of

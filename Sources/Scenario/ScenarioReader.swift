@@ -147,9 +147,11 @@ struct ScenarioReader {
   // MARK: Sources
 
   static let sourceKinds = [
-    "constant", "ramp", "sine", "noise", "ecg", "ppg", "eda", "temperature", "csv", "e4-export", "sum",
+    "constant", "ramp", "sine", "noise", "ecg", "ppg", "eda", "temperature", "csv", "e4-export", "muse-lsl",
+    "sum",
   ]
   static let e4ExportSignals = ["bvp", "eda", "temperature", "acc.x", "acc.y", "acc.z"]
+  static let museLSLChannels = ["TP9", "AF7", "AF8", "TP10", "Right AUX"]
 
   func readSource(_ node: Node, what: String) -> SourceSpec? {
     if case .scalar = node, let value = document.number(node, "\(what) (a constant)") { return .constant(value) }
@@ -281,6 +283,19 @@ struct ScenarioReader {
       else { return nil }
       return .e4Export(
         folder: folder, signal: signal, loops: fields["loop"].flatMap { document.flag($0, "'loop'") } ?? false)
+    case "muse-lsl":
+      guard
+        let fields = fields(
+          body, of: "a muse-lsl recording", allowed: ["file", "channel", "loop"], required: ["file", "channel"]),
+        let file = fields["file"].flatMap({ document.text($0, "a recording's 'file'") }),
+        let channel = fields["channel"].flatMap({
+          document.setting(
+            $0, SettingSpec("channel", .choice(Self.museLSLChannels), help: ""), "a recording's 'channel'")?
+            .text
+        })
+      else { return nil }
+      return .museLSL(
+        file: file, channel: channel, loops: fields["loop"].flatMap { document.flag($0, "'loop'") } ?? false)
     case "csv":
       guard
         let fields = fields(

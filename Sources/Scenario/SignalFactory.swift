@@ -68,6 +68,8 @@ public struct SignalFactory: Sendable {
           expected: "its CSV file in the folder")
       }
       return recorded
+    case .museLSL(let file, let channel, let loops):
+      return try MuseLSLRecording.read(path: path(file), channel: channel, loops: loops)
     case .csv(let file, let timeColumn, let valueColumn, let interpolation, let loops):
       return try CSVRecording.read(
         path: path(file), timeColumn: timeColumn, valueColumn: valueColumn,

@@ -22,6 +22,9 @@ public indirect enum SourceSpec: Hashable, Sendable {
   case temperature(start: Double, trendPerHour: Double, wander: Double, noise: Double, seed: UInt64?)
   /// One signal of an E4 Connect export folder (`bvp`, `eda`, `temperature`, `acc.x`, `acc.y`, `acc.z`).
   case e4Export(folder: String, signal: String, loops: Bool)
+  /// One channel (`TP9`, `AF7`, `AF8`, `TP10`, `Right AUX`) of a CSV file
+  /// muse-lsl recorded: one row per sample at 256 Hz.
+  case museLSL(file: String, channel: String, loops: Bool)
   /// The sum of several sources.
   case sum([SourceSpec])
 }

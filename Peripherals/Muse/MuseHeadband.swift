@@ -1,0 +1,472 @@
+import GATT
+import Signals
+
+/// An emulated Muse EEG headband on the protocol muse-lsl and muse-js read
+/// (README.md): the Interaxon service `FE8D`, a control characteristic that
+/// takes length-prefixed ASCII commands and answers in JSON, five EEG
+/// channels at 256 Hz in 12-sample packets, accelerometer and gyroscope at
+/// 52 Hz, telemetry with the battery, and PPG on a Muse 2 or S.
+///
+/// Streaming starts on `d` and stops on `h`, `*1`, or when the last central
+/// leaves. The EEG is synthetic (``SyntheticEEG``) unless a scenario gives a
+/// channel a source of its own (a muse-lsl recording); a source set with
+/// `setSource(_:for:)` starts at its own time zero when set.
+public actor MuseHeadband: PeripheralModel {
+  public static let service = BluetoothUUID(0xFE8D)
+  /// Commands in, answers out.
+  public static let control = address(0x0001)
+  public static let gyroscope = address(0x0009)
+  public static let accelerometer = address(0x000A)
+  public static let telemetry = address(0x000B)
+  /// PPG: ambient, infrared, red (Muse 2 and S).
+  public static let ppg = [address(0x000F), address(0x0010), address(0x0011)]
+
+  /// The characteristic of an EEG channel (`273e0003` for TP9 … `273e0007` for AUX).
+  public static func eeg(_ channel: MuseChannel) -> CharacteristicAddress {
+    address(UInt16(0x0003 + channel.index))
+  }
+
+  /// `273e00NN-4c4d-454d-96be-f03bac821358`.
+  public static func uuid(_ number: UInt16) -> BluetoothUUID {
+    let hex = String(number, radix: 16)
+    // The text is a valid UUID for every number; a failure here is a programming error.
+    return try! BluetoothUUID(
+      string: "273e" + String(repeating: "0", count: 4 - hex.count) + hex + "-4c4d-454d-96be-f03bac821358")
+  }
+
+  private static func address(_ number: UInt16) -> CharacteristicAddress {
+    CharacteristicAddress(service: service, characteristic: uuid(number))
+  }
+
+  /// The answer to a command that worked, and to one that did not (this project's code).
+  static let ok = "{\"rc\":0}"
+  static let refused = "{\"rc\":1}"
+
+  public nonisolated let profile: GATTProfile
+  public nonisolated let advertisement: AdvertisementData
+  public nonisolated let configuration: MuseConfiguration
+
+  private var host: (any PeripheralHost)?
+  private var timeline: DeviceTimeline?
+  private var connected: [CentralID] = []
+  private var generators: [SyntheticEEG]
+  /// A scenario's source per channel, in place of the synthetic EEG, and when it was set.
+  private var channelSources: [MuseChannel: (source: any SignalSource, origin: Duration)] = [:]
+  /// Accelerometer (g) then gyroscope (°/s), x, y, z, and when each was set.
+  private var motion: [any SignalSource]
+  private var motionOrigins = [Duration](repeating: .zero, count: 6)
+  private var pulse: any SignalSource
+  private var conditions = SyntheticEEG.Conditions()
+  /// The eyes' last change: when, from what, to what (they take a second).
+  private var eyesChange: (at: Duration, from: Double, to: Double) = (.zero, 0, 0)
+  private var session: Session?
+  private var generation = 0
+  private var streamTask: Task<Void, Never>?
+  private var batteryTask: Task<Void, Never>?
+  private var level: Double
+  private var levelUpdatedAt: Duration = .zero
+
+  /// The preset in force.
+  public private(set) var preset: MusePreset
+  /// Whether the headband is on (it switches off when its battery empties).
+  public private(set) var isPoweredOn: Bool
+  /// Commands understood so far, in order.
+  public private(set) var commands: [MuseCommand] = []
+  /// Streaming sessions started so far.
+  public private(set) var sessionCount = 0
+  /// EEG packet indexes sent per channel in the current session (sent or dropped for want of a subscriber).
+  public var eegPacketsTaken: Int { session?.taken[.eeg] ?? 0 }
+
+  /// What one streaming session has sent.
+  private struct Session {
+    var generation: Int
+    var start: Duration
+    var taken: [MuseStream: Int] = [:]
+    var telemetryIndex: UInt16 = 0
+  }
+
+  /// - Parameters:
+  ///   - configuration: identity, hardware, battery, the wearer.
+  ///   - seed: the synthetic EEG's seed (each channel and the blink schedule derive theirs from it).
+  ///   - channels: sources replacing the synthetic EEG of some channels (µV).
+  ///   - acceleration: x, y, z in g (default: upright, 1 g along z).
+  ///   - rotation: x, y, z in °/s (default: still).
+  ///   - pulse: the PPG's pulse wave (sent on infrared and red, scaled to 24-bit counts).
+  public init(
+    configuration: MuseConfiguration = MuseConfiguration(), seed: UInt64 = 1,
+    channels: [MuseChannel: any SignalSource] = [:],
+    acceleration: [any SignalSource] = [ConstantSignal(0), ConstantSignal(0), ConstantSignal(1)],
+    rotation: [any SignalSource] = [ConstantSignal(0), ConstantSignal(0), ConstantSignal(0)],
+    pulse: any SignalSource = SyntheticPPG()
+  ) {
+    precondition(acceleration.count == 3 && rotation.count == 3, "three axes each")
+    self.configuration = configuration
+    generators = MuseChannel.allCases.map { channel in
+      SyntheticEEG(
+        channel: channel, parameters: configuration.eeg, seed: SplitMix64.mix(seed &+ UInt64(channel.index) &+ 1),
+        scheduleSeed: SplitMix64.mix(seed ^ 0xB1_1C))
+    }
+    for (channel, source) in channels { channelSources[channel] = (source, .zero) }
+    motion = acceleration + rotation
+    self.pulse = pulse
+    preset = configuration.preset
+    level = configuration.batteryLevel
+    isPoweredOn = configuration.batteryLevel > 0
+    advertisement = AdvertisementData(localName: configuration.name, serviceUUIDs: [Self.service])
+    profile = Self.makeProfile(ppg: configuration.variant.hasPPG)
+  }
+
+  /// The characteristics in the real headband's order (muse-lsl lists their
+  /// handles): control, gyroscope, accelerometer, telemetry, TP9…AUX, PPG.
+  private static func makeProfile(ppg: Bool) -> GATTProfile {
+    func stream(_ address: CharacteristicAddress, _ name: String) -> CharacteristicDefinition {
+      CharacteristicDefinition(address.characteristic, name: name, properties: [.notify])
+    }
+    var characteristics = [
+      CharacteristicDefinition(
+        control.characteristic, name: "Control", properties: [.write, .writeWithoutResponse, .notify],
+        maximumLength: MusePacket.length),
+      stream(gyroscope, "Gyroscope"), stream(accelerometer, "Accelerometer"), stream(telemetry, "Telemetry"),
+    ]
+    characteristics += MuseChannel.allCases.map { stream(eeg($0), $0.rawValue.uppercased()) }
+    if ppg {
+      characteristics += zip(Self.ppg, ["PPG Ambient", "PPG Infrared", "PPG Red"]).map { stream($0, $1) }
+    }
+    // The definitions are fixed and valid; a failure here is a programming error.
+    return try! GATTProfile([ServiceDefinition(service, name: "Muse", characteristics: characteristics)])
+  }
+
+  // MARK: - What a scenario drives
+
+  /// Replaces what `channel` carries (µV); the source's time zero is now.
+  public func setSource(_ source: any SignalSource, for channel: MuseChannel) {
+    channelSources[channel] = (source, timeline?.elapsed() ?? .zero)
+  }
+
+  /// Replaces one motion axis: `axis` 0–2 acceleration x, y, z (g), 3–5 rotation x, y, z (°/s).
+  public func setMotion(_ source: any SignalSource, axis: Int) {
+    guard motion.indices.contains(axis) else { return }
+    motion[axis] = source
+    motionOrigins[axis] = timeline?.elapsed() ?? .zero
+  }
+
+  /// Closes or opens the wearer's eyes; the change takes a second.
+  public func setEyesClosed(_ closed: Bool) {
+    let now = timeline?.elapsed() ?? .zero
+    eyesChange = (now, eyesClosed(at: now), closed ? 1 : 0)
+  }
+
+  /// Puts the headband on the head or takes it off (the electrodes lose contact).
+  public func setOnHead(_ onHead: Bool) { conditions.onHead = onHead }
+
+  /// Starts or stops a burst of muscle activity (a clenched jaw).
+  public func setMuscle(_ tense: Bool) { conditions.muscle = tense }
+
+  /// Sets the battery level (0…1); zero switches the headband off (it disconnects).
+  public func setBattery(_ level: Double) async {
+    settleBattery()
+    self.level = min(1, max(0, level))
+    if self.level <= 0 {
+      await powerOff()
+    } else {
+      isPoweredOn = true
+    }
+  }
+
+  /// Switches the headband off: streaming stops and every central is disconnected.
+  public func powerOff() async {
+    guard isPoweredOn else { return }
+    settleBattery()
+    isPoweredOn = false
+    endSession()
+    if let host {
+      for central in connected { await host.disconnect(central) }
+    }
+  }
+
+  // MARK: - What can be observed
+
+  /// The battery level now, 0…1.
+  public var batteryLevel: Double {
+    guard let timeline else { return level }
+    return max(0, level - drainRate * (timeline.elapsed() - levelUpdatedAt).seconds / 3600)
+  }
+
+  /// Whether a session is streaming.
+  public var isStreaming: Bool { session != nil }
+
+  /// Whether the electrodes touch the skin.
+  public var isOnHead: Bool { conditions.onHead }
+
+  /// The centrals connected now.
+  public var connectedCentrals: [CentralID] { connected }
+
+  // MARK: - PeripheralModel
+
+  public func start(host: any PeripheralHost) async {
+    self.host = host
+    timeline = DeviceTimeline(host.clock)
+    levelUpdatedAt = .zero
+  }
+
+  public func stop() async {
+    endSession()
+    batteryTask?.cancel()
+    batteryTask = nil
+  }
+
+  public func centralConnected(_ central: CentralID) async {
+    settleBattery()
+    connected.append(central)
+    guard isPoweredOn else {
+      // An empty headband does not stay connected.
+      if let host { Task(executorPreference: Task.currentExecutorPreference) { await host.disconnect(central) } }
+      return
+    }
+    if batteryTask == nil, let timeline {
+      batteryTask = Task(executorPreference: Task.currentExecutorPreference) {
+        var next = timeline.elapsed()
+        while !Task.isCancelled {
+          next += .seconds(1)
+          do { try await timeline.sleep(next) } catch { return }
+          await self.batteryTick()
+        }
+      }
+    }
+  }
+
+  public func centralDisconnected(_ central: CentralID, reason: DisconnectReason) async {
+    settleBattery()
+    connected.removeAll { $0 == central }
+    if connected.isEmpty {
+      endSession()
+      batteryTask?.cancel()
+      batteryTask = nil
+    }
+  }
+
+  /// Takes a command on the control characteristic and answers it there.
+  /// A write that is not a framed command is refused (README.md, "Bad input").
+  public func write(characteristic: CharacteristicAddress, value: [UInt8], type: WriteType, central: CentralID)
+    async throws(ATTError)
+  {
+    guard characteristic == Self.control else { throw .writeNotPermitted }
+    let command: MuseCommand
+    do {
+      command = try MuseCommand(frame: value)
+    } catch {
+      host?.firmwareEvent("refused-command", detail: "\(value.count) bytes: \(error)")
+      switch error {
+      case .empty, .lengthMismatch: throw .invalidAttributeValueLength
+      case .missingNewline, .notASCII: throw .valueNotAllowed
+      }
+    }
+    guard isPoweredOn else { throw .unlikelyError }
+    commands.append(command)
+    await perform(command)
+  }
+
+  // MARK: - Commands
+
+  private func perform(_ command: MuseCommand) async {
+    switch command {
+    case .version:
+      host?.firmwareEvent("version", detail: "")
+      await answer(
+        "{\"ap\":\"headset\",\"sp\":\"Blackcomb_rev1\",\"tp\":\"consumer\",\"hw\":\"3.1\",\"bn\":27,"
+          + "\"fw\":\"3.4.16\",\"bl\":\"1.2.3\",\"pv\":1,\"rc\":0}")
+    case .status:
+      host?.firmwareEvent("status", detail: "")
+      let percent = Int((batteryLevel * 100).rounded())
+      let serialDigits = configuration.serialNumber.filter(\.isHexDigit).lowercased()
+      let mac =
+        "00-55-da-b" + String(serialDigits.prefix(1)) + "-" + String(serialDigits.dropFirst(1).prefix(2)) + "-"
+        + String(serialDigits.dropFirst(3).prefix(2))
+      await answer(
+        "{\"hn\":\"\(configuration.name)\",\"sn\":\"\(configuration.serialNumber)\",\"ma\":\"\(mac)\","
+          + "\"id\":\"\(serialDigits.prefix(8))\",\"bp\":\(percent),\"ts\":0,\"ps\":\(preset.number),\"rc\":0}")
+    case .halt:
+      host?.firmwareEvent("stop-streaming", detail: "")
+      settleBattery()
+      endSession()
+      await answer(Self.ok)
+    case .resume:
+      host?.firmwareEvent("start-streaming", detail: "preset p\(preset.number)")
+      if session == nil { startSession() }
+      await answer(Self.ok)
+    case .keepAlive:
+      host?.firmwareEvent("keep-alive", detail: "")
+      await answer(Self.ok)
+    case .reset:
+      host?.firmwareEvent("reset", detail: "")
+      settleBattery()
+      endSession()
+      preset = configuration.preset
+      await answer(Self.ok)
+    case .preset(let name):
+      if let chosen = MusePreset.named(name) {
+        host?.firmwareEvent("preset", detail: name)
+        preset = chosen
+        await answer(Self.ok)
+      } else {
+        host?.firmwareEvent("unknown-command", detail: name)
+        await answer(Self.refused)
+      }
+    case .unknown(let text):
+      host?.firmwareEvent("unknown-command", detail: text)
+      await answer(Self.refused)
+    }
+  }
+
+  private func answer(_ text: String) async {
+    for packet in MusePacket.controlAnswer(text) { await send(packet, to: Self.control) }
+  }
+
+  // MARK: - Streaming
+
+  private func startSession() {
+    guard let timeline else { return }
+    settleBattery()
+    generation += 1
+    sessionCount += 1
+    session = Session(generation: generation, start: timeline.elapsed())
+    let generation = self.generation
+    streamTask = Task(executorPreference: Task.currentExecutorPreference) {
+      while !Task.isCancelled {
+        guard let deadline = await self.tick(generation) else { return }
+        do { try await timeline.sleep(deadline) } catch { return }
+      }
+    }
+  }
+
+  private func endSession() {
+    session = nil
+    streamTask?.cancel()
+    streamTask = nil
+  }
+
+  /// Sends every packet due by now and returns when the next one is due
+  /// (on the device timeline); `nil` when this session is over.
+  private func tick(_ generation: Int) async -> Duration? {
+    guard var session, session.generation == generation, let timeline else { return nil }
+    let elapsed = (timeline.elapsed() - session.start).nanoseconds
+    var packets: [(CharacteristicAddress, [UInt8])] = []
+    let streams = MuseStream.allCases.filter { $0 != .ppg || (configuration.variant.hasPPG && preset.ppg) }
+    for stream in streams {
+      let due = stream.packetsDue(afterNanoseconds: elapsed)
+      while session.taken[stream, default: 0] < due {
+        let k = session.taken[stream, default: 0]
+        packets += self.packets(stream, number: k, session: &session)
+        session.taken[stream] = k + 1
+      }
+    }
+    self.session = session
+    for (address, bytes) in packets {
+      await send(bytes, to: address)
+      guard self.session?.generation == generation else { return nil }
+    }
+    let next = streams.map { $0.deadline(ofPacket: session.taken[$0, default: 0]) }.min() ?? 1_000_000_000
+    return session.start + .nanoseconds(next)
+  }
+
+  /// Packet `k` of `stream`: its samples taken now.
+  private func packets(_ stream: MuseStream, number k: Int, session: inout Session)
+    -> [(CharacteristicAddress, [UInt8])]
+  {
+    let index = UInt16(truncatingIfNeeded: k)
+    let first = k * Int(stream.perPacket)
+    let times = (first..<(first + Int(stream.perPacket))).map {
+      session.start + .nanoseconds(Int64($0) * 1_000_000_000 / stream.rate)
+    }
+    switch stream {
+    case .eeg:
+      var codes = [[UInt16]](repeating: [], count: MuseChannel.allCases.count)
+      for time in times {
+        var now = conditions
+        now.eyesClosed = eyesClosed(at: time)
+        for channel in MuseChannel.allCases {
+          // The synthetic EEG runs on under a recording, so the channels stay in step.
+          var value = generators[channel.index].next(now)
+          if let (source, origin) = channelSources[channel] {
+            var copy = source
+            value = copy.value(at: max(0, (time - origin).seconds)) ?? value
+            channelSources[channel] = (copy, origin)
+          }
+          codes[channel.index].append(MusePacket.eegCode(value))
+        }
+      }
+      return MuseChannel.sendingOrder.filter { $0 != .aux || preset.aux }.map {
+        (Self.eeg($0), MusePacket.eeg(index: index, codes: codes[$0.index]))
+      }
+    case .accelerometer, .gyroscope:
+      let base = stream == .accelerometer ? 0 : 3
+      let samples = times.map { time in
+        let (x, y, z) = (motionValue(base, time), motionValue(base + 1, time), motionValue(base + 2, time))
+        return stream == .accelerometer
+          ? (MusePacket.accelerationCode(x), MusePacket.accelerationCode(y), MusePacket.accelerationCode(z))
+          : (MusePacket.gyroCode(x), MusePacket.gyroCode(y), MusePacket.gyroCode(z))
+      }
+      return [
+        (stream == .accelerometer ? Self.accelerometer : Self.gyroscope, MusePacket.imu(index: index, samples: samples))
+      ]
+    case .ppg:
+      let wave = times.map { time in pulse.value(at: max(0, (time - session.start).seconds)) ?? 0 }
+      let ambient = [UInt32](repeating: 2_000, count: 6)
+      let infrared = wave.map { UInt32(max(0, 200_000 + 20_000 * $0)) }
+      let red = wave.map { UInt32(max(0, 150_000 + 15_000 * $0)) }
+      return zip(Self.ppg, [ambient, infrared, red]).map { ($0, MusePacket.ppg(index: index, codes: $1)) }
+    case .telemetry:
+      settleBattery()
+      let percent = batteryLevel * 100
+      // A Li-ion cell from 3.3 V empty to 4.2 V full.
+      let millivolts = 3300 + 900 * batteryLevel
+      return [
+        (
+          Self.telemetry,
+          MusePacket.telemetry(
+            index: index, batteryPercent: percent, fuelGaugeMillivolts: millivolts, temperature: 96)
+        )
+      ]
+    }
+  }
+
+  private func motionValue(_ axis: Int, _ time: Duration) -> Double {
+    motion[axis].value(at: max(0, (time - motionOrigins[axis]).seconds)) ?? 0
+  }
+
+  /// How closed the eyes are at `time`: they move from the last change's
+  /// value to its target over a second.
+  private func eyesClosed(at time: Duration) -> Double {
+    let progress = min(1, max(0, (time - eyesChange.at).seconds))
+    return eyesChange.from + (eyesChange.to - eyesChange.from) * progress
+  }
+
+  /// Notifies subscribed centrals; a value nobody listens to is dropped, as on air.
+  private func send(_ bytes: [UInt8], to address: CharacteristicAddress) async {
+    guard let host else { return }
+    do {
+      try await host.notify(bytes, characteristic: address)
+    } catch {
+      // No subscriber, or the link went: the headband keeps sampling.
+    }
+  }
+
+  // MARK: - Battery
+
+  private var drainRate: Double {
+    guard isPoweredOn, !connected.isEmpty else { return 0 }
+    return session != nil ? configuration.batteryDrainPerHour : configuration.batteryDrainPerHour / 4
+  }
+
+  /// Applies the drain since the last update at the rate of the state it was in.
+  private func settleBattery() {
+    guard let timeline else { return }
+    level = batteryLevel
+    levelUpdatedAt = timeline.elapsed()
+  }
+
+  private func batteryTick() async {
+    settleBattery()
+    if level <= 0 { await powerOff() }
+  }
+}

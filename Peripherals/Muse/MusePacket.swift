@@ -1,0 +1,111 @@
+/// The Muse's notification layouts, as the public decoders (muse-lsl,
+/// muse-js) read them: every value big-endian, every packet 20 bytes, a
+/// 16-bit packet index first.
+///
+/// - EEG: the index, then 12 samples of 12 bits, packed two samples to three
+///   bytes; a code `c` is 0.48828125 · (c − 2048) µV.
+/// - Accelerometer and gyroscope: the index, then 3 samples of x, y, z as
+///   signed 16-bit codes (0.0000610352 g and 0.0074768 °/s a step).
+/// - Telemetry: the index, battery (percent · 512), fuel gauge (mV / 2.2),
+///   an ADC reading and a temperature, then zeros.
+/// - PPG: the index, then 6 samples of 24 bits.
+/// - Control answers: one byte giving the count of characters that follow
+///   (at most 19), the characters, zeros to 20 bytes.
+public enum MusePacket {
+  /// Every notification the headband sends is this long.
+  public static let length = 20
+  /// EEG samples per packet.
+  public static let eegSamplesPerPacket = 12
+  /// Microvolts per EEG code step (12 bits over a 2 mV span).
+  public static let microvoltsPerCode = 0.48828125
+  /// Accelerometer g per code step.
+  public static let gPerCode = 0.0000610352
+  /// Gyroscope degrees per second per code step.
+  public static let degreesPerSecondPerCode = 0.0074768
+  /// Characters of a control answer per notification.
+  public static let controlCharactersPerPacket = 19
+
+  /// The 12-bit code of `microvolts`, rounded and held to 0…4095 (the rails).
+  public static func eegCode(_ microvolts: Double) -> UInt16 {
+    guard microvolts.isFinite else { return microvolts > 0 ? 4095 : 0 }
+    let code = (microvolts / microvoltsPerCode).rounded() + 2048
+    return UInt16(min(4095, max(0, code)))
+  }
+
+  /// The microvolts a code stands for.
+  public static func microvolts(code: UInt16) -> Double {
+    microvoltsPerCode * (Double(code) - 2048)
+  }
+
+  /// One EEG channel's packet: `index` and twelve 12-bit codes.
+  public static func eeg(index: UInt16, codes: [UInt16]) -> [UInt8] {
+    precondition(codes.count == eegSamplesPerPacket, "an EEG packet holds 12 samples")
+    var bytes = bigEndian(index)
+    for pair in stride(from: 0, to: codes.count, by: 2) {
+      let a = codes[pair] & 0x0FFF
+      let b = codes[pair + 1] & 0x0FFF
+      bytes.append(UInt8(a >> 4))
+      bytes.append(UInt8((a & 0x0F) << 4 | b >> 8))
+      bytes.append(UInt8(b & 0xFF))
+    }
+    return bytes
+  }
+
+  /// The signed code of an acceleration in g, held to the 16-bit range.
+  public static func accelerationCode(_ g: Double) -> Int16 { int16(g / gPerCode) }
+  /// The signed code of an angular rate in °/s, held to the 16-bit range.
+  public static func gyroCode(_ degreesPerSecond: Double) -> Int16 { int16(degreesPerSecond / degreesPerSecondPerCode) }
+
+  /// An accelerometer or gyroscope packet: `index` and three x/y/z samples.
+  public static func imu(index: UInt16, samples: [(x: Int16, y: Int16, z: Int16)]) -> [UInt8] {
+    precondition(samples.count == 3, "an IMU packet holds 3 samples")
+    var bytes = bigEndian(index)
+    for sample in samples {
+      bytes += bigEndian(UInt16(bitPattern: sample.x))
+      bytes += bigEndian(UInt16(bitPattern: sample.y))
+      bytes += bigEndian(UInt16(bitPattern: sample.z))
+    }
+    return bytes
+  }
+
+  /// A telemetry packet: battery in percent, fuel gauge in millivolts, temperature code.
+  public static func telemetry(index: UInt16, batteryPercent: Double, fuelGaugeMillivolts: Double, temperature: UInt16)
+    -> [UInt8]
+  {
+    var bytes = bigEndian(index)
+    bytes += bigEndian(UInt16(min(65535, max(0, (batteryPercent * 512).rounded()))))
+    bytes += bigEndian(UInt16(min(65535, max(0, (fuelGaugeMillivolts / 2.2).rounded()))))
+    bytes += bigEndian(UInt16(0))
+    bytes += bigEndian(temperature)
+    return bytes + [UInt8](repeating: 0, count: length - bytes.count)
+  }
+
+  /// A PPG packet: `index` and six 24-bit codes.
+  public static func ppg(index: UInt16, codes: [UInt32]) -> [UInt8] {
+    precondition(codes.count == 6, "a PPG packet holds 6 samples")
+    var bytes = bigEndian(index)
+    for code in codes {
+      let clipped = min(code, 0xFF_FFFF)
+      bytes += [UInt8(clipped >> 16), UInt8(clipped >> 8 & 0xFF), UInt8(clipped & 0xFF)]
+    }
+    return bytes
+  }
+
+  /// A control answer cut into notifications of at most 19 characters each.
+  public static func controlAnswer(_ text: String) -> [[UInt8]] {
+    let characters = Array(text.utf8)
+    return stride(from: 0, to: characters.count, by: controlCharactersPerPacket).map { start in
+      let part = characters[start..<min(characters.count, start + controlCharactersPerPacket)]
+      var packet = [UInt8(part.count)] + part
+      packet += [UInt8](repeating: 0, count: length - packet.count)
+      return packet
+    }
+  }
+
+  private static func bigEndian(_ value: UInt16) -> [UInt8] { [UInt8(value >> 8), UInt8(value & 0xFF)] }
+
+  private static func int16(_ value: Double) -> Int16 {
+    guard value.isFinite else { return value > 0 ? .max : .min }
+    return Int16(min(Double(Int16.max), max(Double(Int16.min), value.rounded())))
+  }
+}

@@ -1,0 +1,92 @@
+import Foundation
+
+/// EEG band powers over one analysis window (a second at 256 Hz), averaged
+/// over the sensors, in µV²: what the prediction service works from.
+public struct BandPowers: Hashable, Sendable, Codable {
+  public var delta: Double
+  public var theta: Double
+  public var alpha: Double
+  public var beta: Double
+  public var gamma: Double
+  /// ln(alpha on AF8) − ln(alpha on AF7): frontal alpha asymmetry.
+  public var frontalAsymmetry: Double
+  /// Whether a blink (a slow swing of more than 80 µV on AF7 and AF8) is in the window.
+  public var blink: Bool
+
+  /// Band edges in Hz: delta 1–3, theta 4–7, alpha 8–12, beta 13–30, gamma 31–44.
+  static let bands: [ClosedRange<Int>] = [1...3, 4...7, 8...12, 13...30, 31...44]
+
+  public init(
+    delta: Double, theta: Double, alpha: Double, beta: Double, gamma: Double, frontalAsymmetry: Double = 0,
+    blink: Bool = false
+  ) {
+    self.delta = delta
+    self.theta = theta
+    self.alpha = alpha
+    self.beta = beta
+    self.gamma = gamma
+    self.frontalAsymmetry = frontalAsymmetry
+    self.blink = blink
+  }
+
+  /// The sum of every band.
+  public var total: Double { delta + theta + alpha + beta + gamma }
+  /// Alpha's share of the total, 0…1.
+  public var relativeAlpha: Double { total > 0 ? alpha / total : 0 }
+
+  /// The band powers of `windows`, one per sensor (TP9, AF7, AF8, TP10), each
+  /// 256 samples in µV: a Hann-windowed DFT at whole hertz.
+  public static func of(_ windows: [[Double]]) -> BandPowers {
+    let spectra = windows.map(spectrum)
+    func band(_ range: ClosedRange<Int>, _ spectrum: [Double]) -> Double { range.reduce(0) { $0 + spectrum[$1] } }
+    let perBand = bands.map { range in spectra.reduce(0) { $0 + band(range, $1) } / Double(max(1, spectra.count)) }
+    var asymmetry = 0.0
+    var blink = false
+    if windows.count == 4 {
+      let (af7, af8) = (band(bands[2], spectra[1]), band(bands[2], spectra[2]))
+      if af7 > 0, af8 > 0 { asymmetry = log(af8) - log(af7) }
+      blink = [windows[1], windows[2]].allSatisfy { swing(lowPassed($0)) > 80 }
+    }
+    return BandPowers(
+      delta: perBand[0], theta: perBand[1], alpha: perBand[2], beta: perBand[3], gamma: perBand[4],
+      frontalAsymmetry: asymmetry, blink: blink)
+  }
+
+  private static let hann = (0..<256).map { 0.5 - 0.5 * cos(2 * Double.pi * Double($0) / 256) }
+  private static let cosines = (0..<256).map { cos(2 * Double.pi * Double($0) / 256) }
+  private static let sines = (0..<256).map { sin(2 * Double.pi * Double($0) / 256) }
+
+  /// Power at 0…44 Hz of 256 samples (µV², scaled so a sine of amplitude A gives about A²/2 in its bin).
+  private static func spectrum(_ samples: [Double]) -> [Double] {
+    guard samples.count == 256 else { return [Double](repeating: 0, count: 45) }
+    let mean = samples.reduce(0, +) / 256
+    let windowed = samples.indices.map { (samples[$0] - mean) * hann[$0] }
+    return (0...44).map { f in
+      var (re, im) = (0.0, 0.0)
+      for n in 0..<256 {
+        let k = (f * n) & 255
+        re += windowed[n] * cosines[k]
+        im -= windowed[n] * sines[k]
+      }
+      // The Hann window halves the amplitude: |X| = A · N / 4.
+      let amplitude = 4 * (re * re + im * im).squareRoot() / 256
+      return amplitude * amplitude / 2
+    }
+  }
+
+  /// A moving average over 16 samples (62 ms): what a blink leaves.
+  private static func lowPassed(_ samples: [Double]) -> [Double] {
+    guard samples.count >= 16 else { return samples }
+    var sum = samples[0..<16].reduce(0, +)
+    var out = [sum / 16]
+    for n in 16..<samples.count {
+      sum += samples[n] - samples[n - 16]
+      out.append(sum / 16)
+    }
+    return out
+  }
+
+  private static func swing(_ samples: [Double]) -> Double {
+    (samples.max() ?? 0) - (samples.min() ?? 0)
+  }
+}

@@ -1,0 +1,113 @@
+import ArctopSDK
+import Foundation
+import Scenario
+import Synchronization
+
+/// The Arctop SDK's listeners in a scenario run: reports EEG with times from
+/// the packet indexes, the predictions as metrics, QA verdicts, headband
+/// and session events, and service failures to the run's observer; and
+/// passes connection states and device lists on to the binding's client loop.
+final class MuseReporter: ArctopSdkListener, ArctopQAListener, ArctopSessionUploadListener, ArctopRawDataListener {
+  private let observer: ClientObserver
+  private let device: String
+  /// Per connection: the run time of packet index 0, and the last index seen (for 16-bit wrap-around).
+  private let timing = Mutex<(origin: Double?, last: Int)>((nil, 0))
+  let states: AsyncStream<ConnectionState>
+  private let stateInput: AsyncStream<ConnectionState>.Continuation
+  private let devices = Mutex<[String]>([])
+  let deviceLists: AsyncStream<[String]>
+  private let deviceInput: AsyncStream<[String]>.Continuation
+
+  static let streams = ["tp9", "af7", "af8", "tp10"]
+
+  init(observer: ClientObserver, device: String) {
+    self.observer = observer
+    self.device = device
+    (states, stateInput) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+    (deviceLists, deviceInput) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+  }
+
+  /// The devices the scans reported so far.
+  var knownDevices: [String] { devices.withLock { $0 } }
+
+  func onDeviceListUpdated(museDeviceList: [String]) {
+    devices.withLock { $0 = museDeviceList }
+    observer.event("device-list", device: device, detail: museDeviceList.joined(separator: ", "))
+    deviceInput.yield(museDeviceList)
+  }
+
+  func onConnectionChanged(previous: ConnectionState, current: ConnectionState) {
+    if current == .connected { timing.withLock { $0 = (nil, 0) } }
+    stateInput.yield(current)
+  }
+
+  func onValueChanged(key: String, value: Float) {
+    observer.metric(key, Double(value), device: device)
+    if key == ArctopSDKPredictions.focus || key == ArctopSDKPredictions.sleepDetection {
+      observer.event("prediction", device: device)
+    }
+    if key == ArctopSDKPredictions.blink, value == 1 { observer.event("blink", device: device) }
+  }
+
+  func onQAStatus(passed: Bool, type: QAFailureType) {
+    let name: String
+    switch type {
+    case .passed: name = "qa-passed"
+    case .headbandOffHead: name = "qa-off-head"
+    case .motionTooHigh: name = "qa-motion"
+    case .eegFailure: name = "qa-eeg-failure"
+    }
+    observer.event(name, device: device)
+  }
+
+  func onSessionStarted(predictionName: String) {
+    observer.event("session-started", device: device, detail: predictionName)
+  }
+
+  func onSessionFinished() { observer.event("session-finished", device: device) }
+
+  func onError(_ error: ArctopSDKError) {
+    observer.error("\(error.message) (\(error.code))", device: device)
+  }
+
+  func onSignalQuality(quality: String) {
+    let good = quality.split(separator: ",").filter { $0.hasSuffix(":good") }.count
+    observer.metric("good-sensors", Double(good), device: device)
+  }
+
+  func onHeadbandStatusChange(headbandOn: Bool) {
+    observer.event(headbandOn ? "headband-on" : "headband-off", device: device)
+  }
+
+  func onUploadStart() {}
+  func onUploadProgress(_ fraction: Float) {}
+  func onUploadComplete() { observer.event("upload-complete", device: device) }
+  func onUploadFailure(_ error: ArctopSDKError) {
+    observer.event("upload-failed", device: device, detail: error.message)
+  }
+
+  /// Sample n of the connection is at its first packet's arrival + n / 256 s.
+  func onEEG(sensor: Int, packetIndex: UInt16, microvolts: [Double]) {
+    guard Self.streams.indices.contains(sensor) else { return }
+    let now = observer.now
+    let first = timing.withLock { timing -> Int in
+      var index = Int(packetIndex)
+      while index < timing.last - 32768 { index += 65536 }
+      timing.last = max(timing.last, index)
+      if timing.origin == nil { timing.origin = now - Double(12 * index) / 256 }
+      return index * 12
+    }
+    let origin = timing.withLock { $0.origin ?? now }
+    let stream = Self.streams[sensor]
+    observer.samples(
+      microvolts.enumerated().map { ($1, stream, origin + Double(first + $0) / 256) }, device: device)
+  }
+
+  func onBandPowers(_ powers: BandPowers) {
+    observer.metric("alpha", powers.relativeAlpha, device: device)
+  }
+
+  func onBattery(percent: Double) {
+    observer.metric("battery", percent / 100, device: device)
+  }
+}

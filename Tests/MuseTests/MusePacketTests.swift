@@ -1,0 +1,78 @@
+import ArctopSDK
+import Muse
+import Testing
+
+/// The headband's packet layouts against the client's decoder.
+struct MusePacketTests {
+  @Test func everyTwelveBitCodeRoundTripsThroughTheClientsDecoder() throws {
+    for start in stride(from: 0, to: 4096, by: 12) {
+      let codes = (start..<(start + 12)).map { UInt16($0 % 4096) }
+      let packet = MusePacket.eeg(index: UInt16(start), codes: codes)
+      #expect(packet.count == 20)
+      let (index, microvolts) = try MuseWire.eeg(packet)
+      #expect(index == UInt16(start))
+      #expect(microvolts == codes.map { 0.48828125 * (Double($0) - 2048) })
+    }
+  }
+
+  @Test func microvoltsComeBackWithinHalfAStep() throws {
+    let values = (0..<12).map { -900 + 163.7 * Double($0) }
+    let (_, decoded) = try MuseWire.eeg(MusePacket.eeg(index: 0xFFFF, codes: values.map(MusePacket.eegCode)))
+    for (sent, received) in zip(values, decoded) { #expect(abs(sent - received) <= 0.48828125 / 2 + 1e-9) }
+    // Beyond the range, the code holds at the rails.
+    #expect(MusePacket.eegCode(5000) == 4095)
+    #expect(MusePacket.eegCode(-5000) == 0)
+    #expect(MusePacket.eegCode(.nan) == 0)
+  }
+
+  @Test func knownPackingByHand() {
+    // 0xABC, 0x123 → AB C1 23.
+    let packet = MusePacket.eeg(index: 0x0102, codes: [0xABC, 0x123] + [UInt16](repeating: 0, count: 10))
+    #expect(Array(packet.prefix(5)) == [0x01, 0x02, 0xAB, 0xC1, 0x23])
+  }
+
+  @Test func accelerationTelemetryAndControlRoundTrip() throws {
+    let codes = [(0.0, 0.5, 1.0), (-1.0, 0.25, 0.999), (2.0, -2.0, 0.0)].map {
+      (MusePacket.accelerationCode($0.0), MusePacket.accelerationCode($0.1), MusePacket.accelerationCode($0.2))
+    }
+    let (index, samples) = try MuseWire.acceleration(MusePacket.imu(index: 7, samples: codes))
+    #expect(index == 7)
+    #expect(abs(samples[1].x + 1) < 0.0001 && abs(samples[0].z - 1) < 0.0001 && abs(samples[2].y + 2) < 0.0001)
+    let telemetry = MusePacket.telemetry(index: 1, batteryPercent: 82.5, fuelGaugeMillivolts: 4000, temperature: 96)
+    #expect(telemetry.count == 20)
+    #expect(try MuseWire.batteryPercent(telemetry) == 82.5)
+    let json = "{\"hn\":\"Muse-1A2B\",\"sn\":\"1A2B-3C4D-5E6F\",\"bp\":82,\"rc\":0}"
+    let packets = MusePacket.controlAnswer(json)
+    #expect(packets.allSatisfy { $0.count == 20 && $0[0] <= 19 })
+    #expect(try packets.map(MuseWire.controlText).joined() == json)
+  }
+
+  @Test func malformedNotificationsAreReportedNotDecoded() throws {
+    #expect(throws: MuseWire.MalformedPacket.self) { try MuseWire.eeg([0, 1, 2]) }
+    #expect(throws: MuseWire.MalformedPacket.self) { try MuseWire.acceleration([UInt8](repeating: 0, count: 21)) }
+    #expect(throws: MuseWire.MalformedPacket.self) { try MuseWire.controlText([5, 0x41]) }
+    #expect(throws: MuseWire.MalformedPacket.self) { try MuseWire.controlText([]) }
+    // A count of zero is an empty fragment (the fuzzer found it trapped).
+    #expect(try MuseWire.controlText([0]) == "")
+  }
+
+  @Test func commandFraming() throws {
+    #expect(try MuseCommand(frame: MuseWire.command("v1")) == .version)
+    #expect(try MuseCommand(frame: [0x02, 0x64, 0x0A]) == .resume)
+    #expect(try MuseCommand(frame: MuseCommand.frame("p50")) == .preset("p50"))
+    #expect(try MuseCommand(frame: MuseCommand.frame("*1")) == .reset)
+    #expect(try MuseCommand(frame: MuseCommand.frame("zz")) == .unknown("zz"))
+    let refused: [([UInt8], MuseCommand.FrameError)] = [
+      ([], .empty),
+      ([0x05, 0x64, 0x0A], .lengthMismatch(declared: 5, actual: 2)),
+      ([0x00], .lengthMismatch(declared: 0, actual: 0)),
+      ([0x02, 0x64, 0x64], .missingNewline),
+      ([0x03, 0x64, 0x07, 0x0A], .notASCII(byte: 0x07, at: 2)),
+    ]
+    for (bytes, error) in refused {
+      #expect(throws: error) { try MuseCommand(frame: bytes) }
+    }
+    #expect(MusePreset.named("p21") == .p21)
+    #expect(MusePreset.named("p99") == nil)
+  }
+}
