@@ -64,6 +64,8 @@ async def main(options):
         else:
             failures[outcome[0]] = failures.get(outcome[0], 0) + 1
             print(f"{options.label}: cycle {number} failed ({outcome[0]}): {outcome[1]}", flush=True)
+        if number % 25 == 0:
+            print(f"{options.label}: {number} cycles, {sum(failures.values())} failed so far", flush=True)
         await asyncio.sleep(0.5)
     label = options.label
     print(f"{label}.cycles {options.cycles}")

@@ -71,7 +71,7 @@ struct KardiaHTTPTests {
       let request = Self.get("/socket.io/?EIO=3&transport=websocket", headers: Self.upgrade + [Self.key])
       let clock = ContinuousClock()
       let started = clock.now
-      let answer = try await TimedOut.within(.seconds(5), "the ping timeout") {
+      let answer = try await TimedOut.within(.seconds(30), "the ping timeout") {
         try await RawHTTP.exchange(request, port: server.port)
       }
       let waited = started.duration(to: clock.now)
@@ -81,7 +81,8 @@ struct KardiaHTTPTests {
       #expect(answer.contains("40"))
       // The close code 1008 is 0x03 0xF0, and 0xF0 alone is no UTF-8: read back as U+FFFD.
       #expect(answer.hasSuffix("\u{03}\u{FFFD}ping timeout: no ping within 400 ms (pingInterval + pingTimeout)"))
-      #expect(waited >= .milliseconds(400) && waited < .seconds(3), "\(waited)")
+      // At least the 400 ms the protocol allows; the upper bound only tells a close from a hang.
+      #expect(waited >= .milliseconds(400) && waited < .seconds(20), "\(waited)")
     }
   }
 
@@ -95,7 +96,7 @@ struct KardiaHTTPTests {
     _ = try await TimedOut.within(.seconds(5), "the idle connection") { await up.first { true } }
     try await Task.sleep(for: .milliseconds(200))
     try await server.stop()
-    let answer = try await TimedOut.within(.seconds(3), "the idle connection closing") { try await idle.value }
+    let answer = try await TimedOut.within(.seconds(20), "the idle connection closing") { try await idle.value }
     #expect(answer.isEmpty)
   }
 
@@ -105,11 +106,12 @@ struct KardiaHTTPTests {
     let clock = ContinuousClock()
     let started = clock.now
     await #expect(throws: KardiaError.timedOut) {
-      try await TimedOut.within(.seconds(5), "the relay's own time limit") {
+      // Bounds far from the relay's 300 ms, so that a loaded machine cannot tell them apart.
+      try await TimedOut.within(.seconds(30), "the relay's own time limit") {
         try await KardiaRelay.connect(host: "127.0.0.1", port: silent.port, timeout: .milliseconds(300))
       }
     }
-    #expect(started.duration(to: clock.now) < .seconds(3))
+    #expect(started.duration(to: clock.now) < .seconds(20))
   }
 
   @Test func connectingWhereNothingListensFails() async throws {
