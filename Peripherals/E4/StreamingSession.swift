@@ -1,3 +1,5 @@
+import GATT
+
 /// One streaming session of the wristband, from a start command to a stop
 /// command or the last disconnect: what has been sampled, what waits to fill
 /// a packet, the packet counters, and the beat detector.
