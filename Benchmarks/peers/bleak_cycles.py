@@ -18,7 +18,7 @@ import sys
 import time
 
 from bleak import BleakClient, BleakScanner
-from bleak.exc import BleakError
+from bleak.exc import BleakCharacteristicNotFoundError, BleakError
 
 
 async def cycle(adapter, name, notify, write):
@@ -41,6 +41,11 @@ async def cycle(adapter, name, notify, write):
         except asyncio.TimeoutError:
             return ("no-notification", "no notification within 10 s of subscribing")
         return None
+    except BleakCharacteristicNotFoundError as error:
+        # The device's characteristic is in bluetoothd's database but bleak never saw its
+        # object: BlueZ set ServicesResolved before exporting the services on D-Bus (BlueZ
+        # issue 1489); seen on a central's first connection to a device.
+        return ("not-exported", f"{type(error).__name__}: {error}")
     except (BleakError, EOFError) as error:
         return ("gatt", f"{type(error).__name__}: {error}")
     finally:
