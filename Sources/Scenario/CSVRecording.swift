@@ -9,6 +9,18 @@ enum CSVRecording {
   static func read(
     path: String, timeColumn: String, valueColumn: String, interpolation: RecordedSignal.Interpolation, loops: Bool
   ) throws(ScenarioError) -> RecordedSignal {
+    let (times, values) = try columns(path: path, time: timeColumn, value: valueColumn)
+    let first = times[0]
+    return RecordedSignal(times: times.map { $0 - first }, values: values, interpolation: interpolation, loops: loops)
+  }
+
+  /// The time and value columns of the file at `path`, by name, with at
+  /// least one sample, the times never going backwards. Every problem is a
+  /// `ScenarioError` at its line and column; `expected` lists what a missing
+  /// column should have been (by default, the file's own columns).
+  static func columns(
+    path: String, time timeColumn: String, value valueColumn: String, expected: String? = nil
+  ) throws(ScenarioError) -> (times: [Double], values: [Double]) {
     guard let data = FileManager.default.contents(atPath: path) else {
       let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "does not exist"
       throw ScenarioError(.badRecording, file: path, line: 0, column: 0, "the recording \(reason)")
@@ -26,7 +38,8 @@ enum CSVRecording {
       guard let index = names.firstIndex(of: column) else {
         throw ScenarioError(
           .badRecording, file: path, line: header.line, column: 1, "the recording has no column '\(column)'",
-          expected: "one of " + names.joined(separator: ", "),
+          expected: expected ?? "one of " + names.joined(separator: ", "),
+          found: expected == nil ? nil : names.joined(separator: ", "),
           suggestion: ScenarioDocument.closest(to: column, in: names).map { "did you mean '\($0)'?" })
       }
       return index
@@ -53,15 +66,15 @@ enum CSVRecording {
       let time = try field(timeIndex, timeColumn)
       if let previous = times.last, time < previous {
         throw ScenarioError(
-          .badRecording, file: path, line: row.line, column: 1, "time goes backwards",
+          .badRecording, file: path, line: row.line, column: row.fields[timeIndex].column, "time goes backwards",
           expected: "at least \(previous)", found: "\(time)")
       }
       times.append(time)
       values.append(try field(valueIndex, valueColumn))
     }
-    guard let first = times.first else {
+    guard !times.isEmpty else {
       throw ScenarioError(.badRecording, file: path, line: header.line + 1, column: 1, "the recording has no samples")
     }
-    return RecordedSignal(times: times.map { $0 - first }, values: values, interpolation: interpolation, loops: loops)
+    return (times, values)
   }
 }
