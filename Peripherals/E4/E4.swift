@@ -59,8 +59,7 @@ public actor E4: PeripheralModel {
   /// The device clock: Unix time `clockBase` at `clockSetAt` on the timeline.
   private var clockBase: Double
   private var clockSetAt: Duration = .zero
-  private var level: Double
-  private var levelUpdatedAt: Duration = .zero
+  private var battery: DrainingBattery
   private var drain: E4Configuration.BatteryDrain
   private var lastBatteryPercent: UInt8?
 
@@ -94,7 +93,7 @@ public actor E4: PeripheralModel {
     sources = [bvp, eda, temperature, accelerationX, accelerationY, accelerationZ]
     assert(E4Signal.allCases.allSatisfy { $0.index == E4Signal.allCases.firstIndex(of: $0) })
     clockBase = configuration.clockTime
-    level = configuration.batteryLevel
+    battery = DrainingBattery(level: configuration.batteryLevel)
     drain = configuration.batteryDrain
     isPoweredOn = configuration.batteryLevel > 0
     advertisement = AdvertisementData(localName: configuration.name, serviceUUIDs: [Self.sensorService])
@@ -177,8 +176,8 @@ public actor E4: PeripheralModel {
   /// disconnects); a level above zero switches an off device back on.
   public func setBattery(_ level: Double) async {
     settleBattery()
-    self.level = min(1, max(0, level))
-    if self.level <= 0 {
+    battery.level = min(1, max(0, level))
+    if battery.level <= 0 {
       await powerOff()
     } else {
       isPoweredOn = true
@@ -221,8 +220,8 @@ public actor E4: PeripheralModel {
 
   /// The battery level now, 0…1.
   public var batteryLevel: Double {
-    guard let timeline else { return level }
-    return max(0, level - drainRate * (timeline.elapsed() - levelUpdatedAt).seconds / 3600)
+    guard let timeline else { return battery.level }
+    return battery.level(at: timeline.elapsed(), perHour: drainRate)
   }
 
   /// Whether a session is streaming.
@@ -256,7 +255,7 @@ public actor E4: PeripheralModel {
     let timeline = DeviceTimeline(host.clock)
     self.timeline = timeline
     clockSetAt = .zero
-    levelUpdatedAt = .zero
+    battery.since = .zero
   }
 
   public func stop() async {
@@ -277,7 +276,8 @@ public actor E4: PeripheralModel {
     }
     if batteryTask == nil, let timeline {
       batteryTask = Task(executorPreference: Task.currentExecutorPreference) {
-        await Self.watchBattery(model: self, timeline: timeline)
+        // Once a second while connected: drain, notify a new percentage, switch off when empty.
+        await timeline.every(.seconds(1)) { await self.batteryTick() }
       }
     }
   }
@@ -512,31 +512,19 @@ public actor E4: PeripheralModel {
   /// Applies the drain since the last update at the rate of the state it was in.
   private func settleBattery() {
     guard let timeline else { return }
-    let now = timeline.elapsed()
-    level = batteryLevel
-    levelUpdatedAt = now
+    battery.settle(at: timeline.elapsed(), perHour: drainRate)
   }
 
   private func notifyBatteryIfChanged() async {
-    let percent = E4Packet.batteryPercent(level)
+    let percent = E4Packet.batteryPercent(battery.level)
     guard percent != lastBatteryPercent, isPoweredOn else { return }
     lastBatteryPercent = percent
     await send(E4Packet.battery(percent: percent, time: clockTime), to: Self.battery)
   }
 
-  /// Once a second while connected: drain, notify a new percentage, switch off when empty.
-  private static func watchBattery(model: E4, timeline: DeviceTimeline) async {
-    var next = timeline.elapsed()
-    while !Task.isCancelled {
-      next += .seconds(1)
-      do { try await timeline.sleep(next) } catch { return }
-      await model.batteryTick()
-    }
-  }
-
   private func batteryTick() async {
     settleBattery()
-    if level <= 0 {
+    if battery.level <= 0 {
       await powerOff()
     } else {
       await notifyBatteryIfChanged()

@@ -63,8 +63,7 @@ public actor MuseHeadband: PeripheralModel {
   private var generation = 0
   private var streamTask: Task<Void, Never>?
   private var batteryTask: Task<Void, Never>?
-  private var level: Double
-  private var levelUpdatedAt: Duration = .zero
+  private var battery: DrainingBattery
 
   /// The preset in force.
   public private(set) var preset: MusePreset
@@ -110,7 +109,7 @@ public actor MuseHeadband: PeripheralModel {
     motion = acceleration + rotation
     self.pulse = pulse
     preset = configuration.preset
-    level = configuration.batteryLevel
+    battery = DrainingBattery(level: configuration.batteryLevel)
     isPoweredOn = configuration.batteryLevel > 0
     advertisement = AdvertisementData(localName: configuration.name, serviceUUIDs: [Self.service])
     profile = Self.makeProfile(ppg: configuration.variant.hasPPG)
@@ -165,8 +164,8 @@ public actor MuseHeadband: PeripheralModel {
   /// Sets the battery level (0…1); zero switches the headband off (it disconnects).
   public func setBattery(_ level: Double) async {
     settleBattery()
-    self.level = min(1, max(0, level))
-    if self.level <= 0 {
+    battery.level = min(1, max(0, level))
+    if battery.level <= 0 {
       await powerOff()
     } else {
       isPoweredOn = true
@@ -188,8 +187,8 @@ public actor MuseHeadband: PeripheralModel {
 
   /// The battery level now, 0…1.
   public var batteryLevel: Double {
-    guard let timeline else { return level }
-    return max(0, level - drainRate * (timeline.elapsed() - levelUpdatedAt).seconds / 3600)
+    guard let timeline else { return battery.level }
+    return battery.level(at: timeline.elapsed(), perHour: drainRate)
   }
 
   /// Whether a session is streaming.
@@ -206,7 +205,7 @@ public actor MuseHeadband: PeripheralModel {
   public func start(host: any PeripheralHost) async {
     self.host = host
     timeline = DeviceTimeline(host.clock)
-    levelUpdatedAt = .zero
+    battery.since = .zero
   }
 
   public func stop() async {
@@ -225,12 +224,7 @@ public actor MuseHeadband: PeripheralModel {
     }
     if batteryTask == nil, let timeline {
       batteryTask = Task(executorPreference: Task.currentExecutorPreference) {
-        var next = timeline.elapsed()
-        while !Task.isCancelled {
-          next += .seconds(1)
-          do { try await timeline.sleep(next) } catch { return }
-          await self.batteryTick()
-        }
+        await timeline.every(.seconds(1)) { await self.batteryTick() }
       }
     }
   }
@@ -461,12 +455,11 @@ public actor MuseHeadband: PeripheralModel {
   /// Applies the drain since the last update at the rate of the state it was in.
   private func settleBattery() {
     guard let timeline else { return }
-    level = batteryLevel
-    levelUpdatedAt = timeline.elapsed()
+    battery.settle(at: timeline.elapsed(), perHour: drainRate)
   }
 
   private func batteryTick() async {
     settleBattery()
-    if level <= 0 { await powerOff() }
+    if battery.level <= 0 { await powerOff() }
   }
 }

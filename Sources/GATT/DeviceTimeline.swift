@@ -17,4 +17,15 @@ public struct DeviceTimeline: Sendable {
   public init(_ clock: any Clock<Duration>) {
     self.init(clock: clock)
   }
+
+  /// Calls `tick` every `interval` from now, on this timeline, until the
+  /// task is cancelled.
+  public func every(_ interval: Duration, _ tick: () async -> Void) async {
+    var next = elapsed()
+    while !Task.isCancelled {
+      next += interval
+      do { try await sleep(next) } catch { return }
+      await tick()
+    }
+  }
 }
