@@ -94,9 +94,7 @@ public struct E4Binding: DeviceBinding {
     case "battery":
       let wasOn = await wristband.isPoweredOn
       await wristband.setBattery(arguments[Self.batteryLevel])
-      let isOn = await wristband.isPoweredOn
-      // A wristband that is off does not advertise; charged again, it does.
-      return wasOn == isOn ? [] : [isOn ? .advertise : .stopAdvertising]
+      return ScenarioAction.advertising(wasPoweredOn: wasOn, isPoweredOn: await wristband.isPoweredOn)
     case "power-off":
       await wristband.powerOff()
       return [.stopAdvertising]

@@ -179,9 +179,7 @@ public struct MuseBinding: DeviceBinding {
     case "battery":
       let wasOn = await headband.isPoweredOn
       await headband.setBattery(arguments[Self.batteryLevel])
-      let isOn = await headband.isPoweredOn
-      // A headband that is off does not advertise; charged again, it does.
-      return wasOn == isOn ? [] : [isOn ? .advertise : .stopAdvertising]
+      return ScenarioAction.advertising(wasPoweredOn: wasOn, isPoweredOn: await headband.isPoweredOn)
     case "power-off":
       await headband.powerOff()
       return [.stopAdvertising]
