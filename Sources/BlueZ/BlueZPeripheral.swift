@@ -36,6 +36,9 @@ public actor BlueZPeripheral: PeripheralHost {
   public nonisolated let notificationSockets: Bool
   let bus: DBusConnection
   let objects: GATTApplicationObjects
+  /// Whether the exported objects carry the profile's fixed handles (until
+  /// bluetoothd refuses them once).
+  private var fixedHandles = false
   private(set) var advertisement: LEAdvertisementObject
   /// Whether the advertisement is registered with BlueZ.
   public private(set) var isAdvertising = true
@@ -119,6 +122,7 @@ public actor BlueZPeripheral: PeripheralHost {
     eventTask = Task { await Self.deliver(stream, to: model) }
     try await watchBlueZOwner()
     try await watchDevices()
+    fixedHandles = objects.hasFixedHandles
     try await objects.export(on: bus) { address in self.methods(for: address) }
     do {
       try await advertisement.export(on: bus) { [weak self] call in
@@ -140,8 +144,24 @@ public actor BlueZPeripheral: PeripheralHost {
   /// with the bluetoothd on the bus now.
   private func register() async throws {
     let manager = try DBusRemoteObject(connection: bus, destination: BlueZ.service, path: adapter.path)
-    _ = try await manager.call(
-      BlueZ.gattManagerInterface, "RegisterApplication", [.objectPath(objects.root), .properties([:])])
+    do {
+      _ = try await manager.call(
+        BlueZ.gattManagerInterface, "RegisterApplication", [.objectPath(objects.root), .properties([:])])
+    } catch let error as DBusError where fixedHandles {
+      // A stock bluetoothd keeps its own GATT service at 0x0008-0x0011, so a
+      // profile with a real device's low handles cannot go there: host it at
+      // handles bluetoothd chooses, which every UUID-addressing central takes.
+      Logger.bluez.warning(
+        "bluetoothd could not place the profile at its fixed handles; registering it at handles bluetoothd chooses",
+        metadata: [
+          "device": "\(model.advertisement.localName ?? "?")", "adapter": "\(adapter)", "error": "\(error)",
+        ])
+      fixedHandles = false
+      await objects.unexport(on: bus)
+      try await objects.export(on: bus, fixedHandles: false) { address in self.methods(for: address) }
+      _ = try await manager.call(
+        BlueZ.gattManagerInterface, "RegisterApplication", [.objectPath(objects.root), .properties([:])])
+    }
     registered = true
     isAdvertising = false
     if wantsAdvertising {

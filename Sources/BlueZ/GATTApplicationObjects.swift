@@ -3,7 +3,9 @@ import GATT
 
 /// The D-Bus objects of one GATT application (BlueZ's `GattManager1`
 /// layout): a root with an object manager, `service<i>` below it,
-/// `char<j>` below each service, `desc<k>` below each characteristic.
+/// `char<j>` below each service, `desc<k>` below each characteristic. The
+/// indices have four digits, so that the object manager's sorted paths, the
+/// order in which bluetoothd adds the attributes, are the profile's order.
 struct GATTApplicationObjects: Sendable {
   let root: ObjectPath
   /// Each characteristic's object path, by address.
@@ -17,10 +19,10 @@ struct GATTApplicationObjects: Sendable {
     var paths: [CharacteristicAddress: ObjectPath] = [:]
     var layout: [(ObjectPath, ServiceDefinition, [(ObjectPath, CharacteristicDefinition)])] = []
     for (i, service) in profile.services.enumerated() {
-      let servicePath = try root.appending("service\(i)")
+      let servicePath = try root.appending("service" + Self.index(i))
       var characteristics: [(ObjectPath, CharacteristicDefinition)] = []
       for (j, characteristic) in service.characteristics.enumerated() {
-        let path = try servicePath.appending("char\(j)")
+        let path = try servicePath.appending("char" + Self.index(j))
         paths[CharacteristicAddress(service: service.uuid, characteristic: characteristic.uuid)] = path
         characteristics.append((path, characteristic))
       }
@@ -28,6 +30,21 @@ struct GATTApplicationObjects: Sendable {
     }
     self.characteristicPaths = paths
     self.layout = layout
+  }
+
+  /// `7` as `0007`.
+  private static func index(_ i: Int) -> String {
+    let digits = String(i)
+    return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+  }
+
+  /// BlueZ's `Handle` property, for a fixed handle: bluetoothd places the
+  /// attribute there. It writes the property back only when it is 0 (a
+  /// handle for it to choose), which a profile never asks for, so it is
+  /// read-only and no one else may change it either.
+  private static func handleProperty(_ handle: UInt16?) throws -> [DBusProperty] {
+    guard let handle else { return [] }
+    return [try DBusProperty(name: "Handle", value: .uint16(handle))]
   }
 
   /// Characteristic methods, by the characteristic's address.
@@ -42,9 +59,17 @@ struct GATTApplicationObjects: Sendable {
     var acquireNotify: DBusOrderedMethodHandler?
   }
 
-  /// Exports every object (object manager first, so BlueZ sees them all).
-  func export(on bus: DBusConnection, methods: @Sendable (CharacteristicAddress) -> CharacteristicMethods) async throws
-  {
+  /// Whether the profile fixes any handle.
+  var hasFixedHandles: Bool {
+    layout.contains { $0.definition.handle != nil || $0.characteristics.contains { $0.1.handle != nil } }
+  }
+
+  /// Exports every object (object manager first, so BlueZ sees them all),
+  /// with the profile's fixed handles unless `fixedHandles` is false.
+  func export(
+    on bus: DBusConnection, fixedHandles: Bool = true,
+    methods: @Sendable (CharacteristicAddress) -> CharacteristicMethods
+  ) async throws {
     await bus.exportObjectManager(at: root)
     for (servicePath, service, characteristics) in layout {
       try await bus.export(
@@ -55,7 +80,7 @@ struct GATTApplicationObjects: Sendable {
             properties: [
               DBusProperty(name: "UUID", value: .string(service.uuid.uuidString)),
               DBusProperty(name: "Primary", value: .boolean(service.isPrimary)),
-            ])
+            ] + (try Self.handleProperty(fixedHandles ? service.handle : nil)))
         ])
       for (path, characteristic) in characteristics {
         let address = CharacteristicAddress(service: service.uuid, characteristic: characteristic.uuid)
@@ -74,6 +99,7 @@ struct GATTApplicationObjects: Sendable {
           try DBusProperty(name: "Value", value: .bytes(characteristic.initialValue ?? []), emitsChanged: true),
           try DBusProperty(name: "Notifying", value: .boolean(false)),
         ]
+        properties += try Self.handleProperty(fixedHandles ? characteristic.handle : nil)
         // BlueZ calls AcquireNotify instead of StartNotify when the property exists.
         if let acquireNotify = handlers.acquireNotify, characteristic.properties.contains(.notify) {
           methods.append(try DBusMethod(name: "AcquireNotify", input: "a{sv}", output: "hq", ordered: acquireNotify))
@@ -88,7 +114,7 @@ struct GATTApplicationObjects: Sendable {
           // BlueZ adds the CCCD itself for notify/indicate characteristics.
           let value = descriptor.value
           try await bus.export(
-            try path.appending("desc\(k)"),
+            try path.appending("desc" + Self.index(k)),
             interfaces: [
               DBusInterface(
                 name: BlueZ.gattDescriptorInterface,
@@ -118,7 +144,7 @@ struct GATTApplicationObjects: Sendable {
     for (servicePath, _, characteristics) in layout.reversed() {
       for (path, characteristic) in characteristics.reversed() {
         for k in characteristic.descriptors.indices.reversed() {
-          if let descriptor = try? path.appending("desc\(k)") { try? await bus.unexport(descriptor) }
+          if let descriptor = try? path.appending("desc" + Self.index(k)) { try? await bus.unexport(descriptor) }
         }
         try? await bus.unexport(path)
       }

@@ -13,6 +13,10 @@ public struct CharacteristicDefinition: Hashable, Sendable, Codable {
   /// The longest value a central may write; longer writes are refused by the
   /// host with `ATTError.invalidAttributeValueLength` before the model sees them.
   public var maximumLength: Int?
+  /// The ATT handle of its value on the real device (its declaration is the
+  /// handle before), for centrals that address the device by handle; `nil`
+  /// lets the host choose. Needs a handle on the service too.
+  public var handle: UInt16?
 
   public init(
     _ uuid: BluetoothUUID,
@@ -20,6 +24,7 @@ public struct CharacteristicDefinition: Hashable, Sendable, Codable {
     properties: CharacteristicProperties,
     initialValue: [UInt8]? = nil,
     maximumLength: Int? = nil,
+    handle: UInt16? = nil,
     descriptors: [DescriptorDefinition] = []
   ) {
     self.uuid = uuid
@@ -27,6 +32,7 @@ public struct CharacteristicDefinition: Hashable, Sendable, Codable {
     self.properties = properties
     self.initialValue = initialValue
     self.maximumLength = maximumLength
+    self.handle = handle
     self.descriptors = descriptors
   }
 }

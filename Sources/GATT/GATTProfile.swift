@@ -12,20 +12,39 @@ public struct GATTProfile: Hashable, Sendable {
   /// A validated profile. Rejects duplicate service UUIDs, duplicate
   /// characteristic UUIDs within a service, duplicate descriptor UUIDs within a
   /// characteristic, a declared CCCD (`2902`), characteristics without
-  /// properties, maximum lengths outside 0…512, and initial values longer than
-  /// their maximum length.
+  /// properties, maximum lengths outside 0…512, initial values longer than
+  /// their maximum length, and fixed handles that are 0, not in declaration
+  /// order, or on a characteristic of a service without one.
   public init(_ services: [ServiceDefinition]) throws(ValidationError) {
     var serviceUUIDs: Set<BluetoothUUID> = []
     for service in services {
       guard serviceUUIDs.insert(service.uuid).inserted else {
         throw ValidationError("service \(service.uuid) is declared more than once")
       }
+      guard service.handle != 0 else { throw ValidationError("service \(service.uuid) has handle 0x0000") }
+      // A characteristic's value follows its declaration, so its handle is at least the service's + 2.
+      var lowest = service.handle.map { Int($0) + 2 }
       var characteristicUUIDs: Set<BluetoothUUID> = []
       for characteristic in service.characteristics {
         let label =
           "characteristic \(characteristic.uuid) (\(characteristic.name)) in service \(service.uuid)"
         guard characteristicUUIDs.insert(characteristic.uuid).inserted else {
           throw ValidationError("\(label) is declared more than once")
+        }
+        if let handle = characteristic.handle {
+          guard let least = lowest else {
+            throw ValidationError("\(label) has a handle, and its service has none")
+          }
+          guard Int(handle) >= least else {
+            throw ValidationError(
+              "\(label) has handle \(Self.hex(handle)); the handles so far leave \(Self.hex(least)) as the first it may have"
+            )
+          }
+          // Its value, then a handle for each descriptor (the CCCD's included) before the next declaration.
+          let descriptors =
+            characteristic.descriptors.count
+            + (characteristic.properties.contains(.notify) || characteristic.properties.contains(.indicate) ? 1 : 0)
+          lowest = Int(handle) + descriptors + 2
         }
         guard !characteristic.properties.isEmpty else {
           throw ValidationError("\(label) has no properties")
@@ -57,6 +76,11 @@ public struct GATTProfile: Hashable, Sendable {
       }
     }
     self.services = services
+  }
+
+  private static func hex(_ handle: some BinaryInteger) -> String {
+    let digits = String(handle, radix: 16)
+    return "0x" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
   }
 
   /// The service with this UUID.

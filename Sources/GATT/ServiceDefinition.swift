@@ -8,16 +8,22 @@ public struct ServiceDefinition: Hashable, Sendable, Codable {
   public var isPrimary: Bool
   /// Its characteristics, in declaration order.
   public var characteristics: [CharacteristicDefinition]
+  /// The ATT handle of its declaration on the real device, for centrals that
+  /// address the device by handle; `nil` lets the host choose. A host that
+  /// can place it there does (BlueZ's `Handle` property).
+  public var handle: UInt16?
 
   public init(
     _ uuid: BluetoothUUID,
     name: String? = nil,
     isPrimary: Bool = true,
+    handle: UInt16? = nil,
     characteristics: [CharacteristicDefinition]
   ) {
     self.uuid = uuid
     self.name = name
     self.isPrimary = isPrimary
+    self.handle = handle
     self.characteristics = characteristics
   }
 

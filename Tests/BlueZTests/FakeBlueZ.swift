@@ -22,7 +22,9 @@ struct FakeBlueZ {
   }
 
   /// Takes the name `org.bluez` on `privateBus` and exports the adapter and the central.
-  static func start(on privateBus: PrivateBus) async throws -> FakeBlueZ {
+  /// `stockHandles`: refuse an application that asks for a handle below
+  /// 0x0012, as a stock bluetoothd does, whose own GAP and GATT services hold them.
+  static func start(on privateBus: PrivateBus, stockHandles: Bool = false) async throws -> FakeBlueZ {
     let bus = try await privateBus.connect()
     let adapterPath = try ObjectPath("/org/bluez/hci0")
     let centralPath = try adapterPath.appending("dev_00_AA_01_01_00_01")
@@ -30,8 +32,16 @@ struct FakeBlueZ {
     await bus.exportObjectManager(at: .root)
     let calls = Calls()
     func method(_ name: String, _ input: String) throws -> DBusMethod {
-      try DBusMethod(name: name, input: input) { _ in
+      try DBusMethod(name: name, input: input) { call in
         calls.append(name)
+        if name == "RegisterApplication", stockHandles, let sender = call.sender, let root = call.body.first?.objectPath
+        {
+          let objects = try await DBusRemoteObject(connection: bus, destination: sender, path: root).managedObjects()
+          let handles = objects.values.flatMap { $0.values.compactMap { $0["Handle"]?.int } }
+          if handles.contains(where: { $0 < 0x0012 }) {
+            throw DBusError(name: "org.bluez.Error.Failed", message: "Failed to create entry in database")
+          }
+        }
         return []
       }
     }

@@ -40,7 +40,7 @@ import Testing
     let bus = try await privateBus.connect()
     let model = try Writable()
     let peripheral = try await BlueZPeripheral.host(model, on: bluez.adapter, bus: bus, name: "guarded")
-    let path = try ObjectPath("/org/doppel/hci0/guarded/service0/char0")
+    let path = try ObjectPath("/org/doppel/hci0/guarded/service0000/char0000")
     let central = try bluez.adapter.devicePath(for: FakeBlueZ.centralAddress)
     let options: DBusValue = .properties(["device": .objectPath(central)])
 

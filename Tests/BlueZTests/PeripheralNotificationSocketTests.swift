@@ -49,7 +49,9 @@ import Testing
   init() async throws { privateBus = try await PrivateBus() }
 
   func characteristicPath(_ index: Int) throws -> ObjectPath {
-    try ObjectPath("/org/doppel/hci0/test/service0/char\(index)")
+    let digits = String(index)
+    return try ObjectPath(
+      "/org/doppel/hci0/test/service0000/char" + String(repeating: "0", count: 4 - digits.count) + digits)
   }
 
   @Test func notificationsAreOnePacketEachOnTheAcquiredSocket() async throws {

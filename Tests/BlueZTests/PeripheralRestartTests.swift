@@ -53,7 +53,7 @@ struct PeripheralRestartTests {
     #expect(first.calls.all == ["RegisterApplication", "RegisterAdvertisement"])
 
     // A central reads: the device knows it as connected.
-    let value = try ObjectPath("/org/doppel/hci0/phoenix/service0/char0")
+    let value = try ObjectPath("/org/doppel/hci0/phoenix/service0000/char0000")
     let central = try first.adapter.devicePath(for: FakeBlueZ.centralAddress)
     _ = try await DBusRemoteObject(connection: first.bus, destination: bus.uniqueName, path: value)
       .call(BlueZ.gattCharacteristicInterface, "ReadValue", [.properties(["device": .objectPath(central)])])

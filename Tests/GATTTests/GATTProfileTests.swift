@@ -130,6 +130,36 @@ struct GATTProfileTests {
     }
   }
 
+  @Test func fixedHandlesMustLeaveRoomForEachAttribute() throws {
+    func profile(service: UInt16?, _ tx: UInt16?, _ rx: UInt16?) throws(GATTProfile.ValidationError) -> GATTProfile {
+      try GATTProfile([
+        ServiceDefinition(
+          Self.uart, name: "UART", handle: service,
+          characteristics: [
+            CharacteristicDefinition(Self.tx, name: "UART TX", properties: .notify, handle: tx),
+            CharacteristicDefinition(Self.rx, name: "UART RX", properties: .writeWithoutResponse, handle: rx),
+          ])
+      ])
+    }
+    // Service 0x0c; TX: declaration 0x0d, value 0x0e, CCCD 0x0f; RX: declaration 0x10, value 0x11.
+    #expect(try profile(service: 0x0C, 0x0E, 0x11).services[0].characteristics.map(\.handle) == [0x0E, 0x11])
+    #expect(try profile(service: 0x0C, nil, nil).services[0].handle == 0x0C)
+    // on the service's declaration
+    #expect(throws: GATTProfile.ValidationError.self) { try profile(service: 0x0C, 0x0D, nil) }
+    // on TX's CCCD
+    #expect(throws: GATTProfile.ValidationError.self) { try profile(service: 0x0C, 0x0E, 0x10) }
+    // out of order
+    #expect(throws: GATTProfile.ValidationError.self) { try profile(service: 0x0C, 0x11, 0x0E) }
+    // no service handle
+    #expect(throws: GATTProfile.ValidationError.self) { try profile(service: nil, 0x0E, nil) }
+    #expect(throws: GATTProfile.ValidationError.self) { try profile(service: 0, nil, nil) }
+    do {
+      _ = try profile(service: 0x0C, 0x0E, 0x10)
+    } catch {
+      #expect(error.description.contains("0x0010") && error.description.contains("0x0011"), "\(error)")
+    }
+  }
+
   @Test func describesDescriptorPermissionsForBlueZ() {
     #expect(DescriptorDefinition.Permissions([.read, .write]).bluezFlags == ["read", "write"])
     #expect(DescriptorDefinition.userDescription("UART TX").value == Array("UART TX".utf8))
