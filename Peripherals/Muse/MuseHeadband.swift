@@ -112,28 +112,43 @@ public actor MuseHeadband: PeripheralModel {
     battery = DrainingBattery(level: configuration.batteryLevel)
     isPoweredOn = configuration.batteryLevel > 0
     advertisement = AdvertisementData(localName: configuration.name, serviceUUIDs: [Self.service])
-    profile = Self.makeProfile(ppg: configuration.variant.hasPPG)
+    profile = Self.makeProfile(variant: configuration.variant)
   }
 
-  /// The characteristics in the real headband's order (muse-lsl lists their
-  /// handles): control, gyroscope, accelerometer, telemetry, TP9…AUX, PPG.
-  private static func makeProfile(ppg: Bool) -> GATTProfile {
-    func stream(_ address: CharacteristicAddress, _ name: String) -> CharacteristicDefinition {
-      CharacteristicDefinition(address.characteristic, name: name, properties: [.notify])
-    }
-    var characteristics = [
-      CharacteristicDefinition(
-        control.characteristic, name: "Control", properties: [.write, .writeWithoutResponse, .notify],
-        maximumLength: MusePacket.length),
-      stream(gyroscope, "Gyroscope"), stream(accelerometer, "Accelerometer"), stream(telemetry, "Telemetry"),
+  /// The characteristics in the real headband's order and at its handles
+  /// (muse-lsl lists them: the service at 0x000c, each characteristic three
+  /// handles from declaration to CCCD), so that a central that addresses the
+  /// headband by handle finds them where a real one has them. Those the
+  /// emulation does not stream (left AUX, REF/DRL, magnetometer, pressure,
+  /// UV, thermistor) are there and stay silent, as on a real headband that
+  /// does not send them. The PPG is on a Muse 2 and S, the thermistor on a
+  /// Muse S.
+  private static func makeProfile(variant: MuseConfiguration.Variant) -> GATTProfile {
+    var layout: [(number: UInt16, name: String)] = [
+      (0x0001, "Control"), (0x0008, "Reference"), (0x0009, "Gyroscope"), (0x000A, "Accelerometer"),
+      (0x000B, "Telemetry"), (0x0002, "Left AUX"),
     ]
-    characteristics += MuseChannel.allCases.map { stream(eeg($0), $0.rawValue.uppercased()) }
-    if ppg {
-      characteristics += zip(Self.ppg, ["PPG Ambient", "PPG Infrared", "PPG Red"]).map { stream($0, $1) }
+    layout += MuseChannel.allCases.map { (0x0003 + UInt16($0.index), $0.rawValue.uppercased()) }
+    layout += [(0x000C, "Magnetometer"), (0x000D, "Pressure"), (0x000E, "Ultraviolet")]
+    if variant.hasPPG { layout += [(0x000F, "PPG Ambient"), (0x0010, "PPG Infrared"), (0x0011, "PPG Red")] }
+    if variant == .museS { layout.append((0x0012, "Thermistor")) }
+    let characteristics = layout.enumerated().map { i, entry in
+      let handle = firstValueHandle + 3 * UInt16(i)
+      return entry.number == 0x0001
+        ? CharacteristicDefinition(
+          uuid(0x0001), name: entry.name, properties: [.write, .writeWithoutResponse, .notify],
+          maximumLength: MusePacket.length, handle: handle)
+        : CharacteristicDefinition(uuid(entry.number), name: entry.name, properties: [.notify], handle: handle)
     }
     // The definitions are fixed and valid; a failure here is a programming error.
-    return try! GATTProfile([ServiceDefinition(service, name: "Muse", characteristics: characteristics)])
+    return try! GATTProfile([
+      ServiceDefinition(service, name: "Muse", handle: serviceHandle, characteristics: characteristics)
+    ])
   }
+
+  /// Where a real headband's `FE8D` service starts, and its first value (Control's).
+  static let serviceHandle: UInt16 = 0x000C
+  static let firstValueHandle: UInt16 = 0x000E
 
   // MARK: - What a scenario drives
 
