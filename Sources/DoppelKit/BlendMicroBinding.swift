@@ -31,7 +31,7 @@ public struct BlendMicroBinding: DeviceBinding {
     settings: [sampleRateSetting.spec, heartRate.spec, noise.spec],
     streams: [StreamSpec("ecg", unit: "mV", help: "the ECG amplitude, one notification per sample")],
     clientSettings: [connectTimeout.spec, reconnect.spec, window.spec, kardiaRelay.spec],
-    metrics: ["heart-rate", "relay-heart-rate"],
+    metrics: ["heart-rate", "relay-heart-rate", "relay-ble-disconnects-heard"],
     events: ["arrhythmia", "abnormal-episode"])
 
   public let device: DeviceSpec

@@ -9,7 +9,11 @@ import Synchronization
 /// through it, and the server's answers reported to the observer: each
 /// analysis's heart rate as the metric `relay-heart-rate`, each new abnormal
 /// episode in the relay's `ArrhythmiaLog` once as the event
-/// `abnormal-episode`, error and unreadable replies as errors.
+/// `abnormal-episode`, error and unreadable replies as errors, and at the
+/// end the app's screen after the last analysis as a drawing (`KardiaScreen`)
+/// for the report and the
+/// number of `/BLEDisconnect` events the server heard as the metric
+/// `relay-ble-disconnects-heard`.
 ///
 /// The BLE link dropping is relayed as the app relayed it, `/BLEDisconnect`,
 /// in order with the samples.
@@ -30,6 +34,11 @@ final class KardiaRelayRun: Sendable {
   private let queue: AsyncStream<Void>.Continuation
   private let sending: Task<Void, Never>
   private let receiving: Task<Void, Never>
+  private let observer: ClientObserver
+  private let device: String
+  /// The app's screen after the last analysis: what it showed while the
+  /// board streamed (the end of the run's link resets it, as in the app).
+  private let lastScreen = LatestScreen()
 
   /// Starts the server, connects the relay and starts reporting for `device`;
   /// throws if either end cannot be set up within `timeout` (the server is
@@ -57,9 +66,12 @@ final class KardiaRelayRun: Sendable {
     self.server = server
     self.serving = serving
     self.relay = relay
+    self.observer = observer
+    self.device = device
     let (wakes, queue) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
     self.queue = queue
     let pending = self.pending
+    let lastScreen = self.lastScreen
     sending = Task {
       do {
         // One wake-up may stand for many samples; after the last, what is left.
@@ -78,7 +90,9 @@ final class KardiaRelayRun: Sendable {
           switch reply {
           case .analysis(let analysis):
             if let rate = analysis.heartRate { observer.metric("relay-heart-rate", rate, device: device) }
-            let entries = await relay.arrhythmiaLog.entries
+            let screen = await relay.screen
+            lastScreen.screen = screen
+            let entries = screen.episodes
             while reported < entries.count {
               let rate = entries[reported].heartRate.map { "\(Int($0.rounded())) bpm" } ?? "no rate yet"
               observer.event("abnormal-episode", device: device, detail: rate)
@@ -137,6 +151,10 @@ final class KardiaRelayRun: Sendable {
     }
     sending.cancel()
     await relay.close()
+    let fallback = await relay.screen
+    let screen = lastScreen.screen ?? fallback
+    observer.drawing("Kardia app", svg: screen.svg, device: device)
+    observer.metric("relay-ble-disconnects-heard", Double(server.bleDisconnectsHeard), device: device)
     serving.cancel()
     _ = try? await WallTimeLimit.run(.seconds(2)) { try await serving.value }
   }
@@ -160,5 +178,16 @@ private final class PendingSamples: Sendable {
       defer { queued.removeAll(keepingCapacity: true) }
       return queued
     }
+  }
+}
+
+/// The app's screen after the last analysis, set by the task that reads the
+/// server's answers and read when the run ends.
+private final class LatestScreen: Sendable {
+  private let latest = Mutex<KardiaScreen?>(nil)
+
+  var screen: KardiaScreen? {
+    get { latest.withLock { $0 } }
+    set { latest.withLock { $0 = newValue } }
   }
 }

@@ -76,6 +76,13 @@ public final class ClientObserver: Sendable {
     devices.withLock { $0[device, default: DeviceObservations()].metrics[name] = value }
   }
 
+  /// A drawing of what the client's app shows, as an `<svg>` element whose
+  /// text is escaped (a report shows it as it is); replaces an earlier one
+  /// with the same title.
+  public func drawing(_ title: String, svg: String, device: String) {
+    devices.withLock { $0[device, default: DeviceObservations()].drawings[title] = svg }
+  }
+
   /// An error the client reported.
   public func error(_ message: String, device: String) {
     devices.withLock { devices in

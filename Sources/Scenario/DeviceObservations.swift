@@ -11,6 +11,9 @@ public struct DeviceObservations: Sendable {
   public var errors: [String] = []
   /// Errors beyond the first 100.
   public var moreErrors = 0
+  /// Drawings of what the client's app shows (its screen, as SVG), by title:
+  /// the last one given for each.
+  public var drawings: [String: String] = [:]
 
   public init() {}
 }

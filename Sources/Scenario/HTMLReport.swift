@@ -88,6 +88,10 @@ public enum HTMLReport {
         if let rate = statistics.rate { html += String(format: " at %.2f/s", rate) }
         html += "</p>\n" + plot(statistics, faults: faults, span: span)
       }
+      // The client's own drawings (an app's screen), made by our code with its text escaped.
+      for (title, svg) in (report.observations[device]?.drawings ?? [:]).sorted(by: { $0.key < $1.key }) {
+        html += "<p class=\"drawing\">\(escape(title)), as the client's app would show it:</p>\n\(svg)"
+      }
     }
     html += "</section>\n"
     return html

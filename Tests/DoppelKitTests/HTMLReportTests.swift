@@ -55,6 +55,33 @@ struct HTMLReportTests {
     #expect(!bvp.series.isEmpty && bvp.series.count <= StreamStatistics.seriesCapacity)
   }
 
+  /// A client that draws its app's screen (the Kardia relay) gets it on the page, inline.
+  @Test func theClientsDrawingsAreOnThePage() async throws {
+    let yaml = """
+      scenario: kardia-screen
+      seed: 7
+      duration: 20s
+      devices:
+        - id: board
+          model: blend-micro
+          client:
+            kardia-relay: true
+      timeline:
+        - {after: subscribed, delay: 12s, do: end}
+      expect:
+        - no-errors: true
+      """
+    let scenario = try DeviceCatalog.parser.parse(yaml: yaml, file: "kardia-screen.yaml")
+    let report = try await ScenarioRunner(scenario: scenario, bindings: DeviceCatalog.bindings)
+      .run(on: LoopbackTransport(), mode: .endToEnd)
+    let html = HTMLReport.page([report], title: "doppel e2e")
+    #expect(Self.count("<svg class=\"kardia-screen\"", in: html) == 1)
+    #expect(html.contains("Kardia app, as the client's app would show it"))
+    for forbidden in ["<script", "<link", "http://", "https://", "src="] {
+      #expect(!html.contains(forbidden), "the page has \(forbidden)")
+    }
+  }
+
   /// Chromium (Debian's, installed by ci/bootstrap) loads the page and finds what was drawn.
   @Test func aHeadlessBrowserRendersIt() async throws {
     let browser = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first {

@@ -111,6 +111,10 @@ public actor KardiaAnalysisServer {
 
   public nonisolated let configuration: Configuration
   private let eventLoopGroup: (any EventLoopGroup)?
+  private nonisolated let tally = Tally()
+
+  /// How many `/BLEDisconnect` events the server has heard, on every connection so far.
+  public nonisolated var bleDisconnectsHeard: Int { tally.bleDisconnects }
   private var phase = Phase.idle
   private var portWaiters: [Int: CheckedContinuation<Int, any Error>] = [:]
   private var nextWaiter = 0
@@ -197,10 +201,11 @@ public actor KardiaAnalysisServer {
         }
       }
     listening(on: listener.channel.localAddress?.port ?? configuration.port)
+    let tally = self.tally
     try await withThrowingDiscardingTaskGroup { connections in
       try await listener.executeThenClose { accepted in
         for try await connection in accepted {
-          connections.addTask { await Self.handle(connection, configuration: configuration) }
+          connections.addTask { await Self.handle(connection, configuration: configuration, tally: tally) }
         }
       }
     }
@@ -246,7 +251,7 @@ public actor KardiaAnalysisServer {
       configuration: .init(upgradeConfiguration: upgrade))
   }
 
-  private nonisolated static func handle(_ accepted: Accepted, configuration: Configuration) async {
+  private nonisolated static func handle(_ accepted: Accepted, configuration: Configuration, tally: Tally) async {
     let channel = accepted.channel
     // A client that sends nothing is not waited for longer than this.
     let idle = channel.eventLoop.scheduleTask(in: .seconds(10)) {
@@ -259,7 +264,7 @@ public actor KardiaAnalysisServer {
         switch try await accepted.upgrade.get() {
         case .webSocket(let channel, let version):
           idle.cancel()
-          try await serveWebSocket(channel, version: version, configuration: configuration)
+          try await serveWebSocket(channel, version: version, configuration: configuration, tally: tally)
         case .http(let channel, let refusal):
           idle.cancel()
           try await refuse(channel, path: configuration.path, refusal: refusal)
@@ -317,7 +322,8 @@ public actor KardiaAnalysisServer {
   }
 
   private nonisolated static func serveWebSocket(
-    _ channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, version: EngineIOVersion, configuration: Configuration
+    _ channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, version: EngineIOVersion, configuration: Configuration,
+    tally: Tally
   ) async throws {
     // The reader and the heartbeat both act on the session; each writes what it decided.
     let session = SharedSession(
@@ -325,7 +331,7 @@ public actor KardiaAnalysisServer {
         version: version, sid: sessionID(), pingInterval: configuration.pingInterval,
         pingTimeout: configuration.pingTimeout,
         analysis: KardiaAnalysisSession(window: configuration.window, interval: configuration.analysisInterval),
-        now: .now))
+        now: .now, heardBLEDisconnect: tally.heardBLEDisconnect))
     // Often enough to keep the heartbeat's deadlines to within a quarter.
     let tick = max(.milliseconds(10), min(.seconds(1), min(configuration.pingInterval, configuration.pingTimeout) / 4))
     try await channel.executeThenClose { inbound, outbound in
@@ -381,6 +387,13 @@ public actor KardiaAnalysisServer {
         try? await channel.channel.writeAndFlush(goodbye).get()
       }
     }
+  }
+
+  /// What the server heard, over all its connections.
+  final class Tally: Sendable {
+    private let disconnects = Mutex(0)
+    var bleDisconnects: Int { disconnects.withLock { $0 } }
+    func heardBLEDisconnect() { disconnects.withLock { $0 += 1 } }
   }
 
   /// One connection's session, shared by the task reading its frames and the heartbeat's.

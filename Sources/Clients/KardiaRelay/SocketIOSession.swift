@@ -44,11 +44,15 @@ struct SocketIOSession {
   /// Revisions 2 and 3: when the client must have pinged by.
   private var pingDeadline: ContinuousClock.Instant
   private(set) var isClosed = false
+  /// Told of each `/BLEDisconnect` the session takes.
+  private let heardBLEDisconnect: @Sendable () -> Void
 
   init(
     version: EngineIOVersion, sid: String, pingInterval: Duration, pingTimeout: Duration,
-    analysis: KardiaAnalysisSession, now: ContinuousClock.Instant
+    analysis: KardiaAnalysisSession, now: ContinuousClock.Instant,
+    heardBLEDisconnect: @escaping @Sendable () -> Void = {}
   ) {
+    self.heardBLEDisconnect = heardBLEDisconnect
     self.version = version
     self.sid = sid
     self.pingInterval = pingInterval
@@ -181,6 +185,7 @@ struct SocketIOSession {
         if let answer = analysis.receive(event.arguments) { reaction = reply(answer) }
       case KardiaWire.disconnectEvent:
         analysis.bleDisconnected()
+        heardBLEDisconnect()
       default:
         reaction = reply(
           KardiaWire.failure(
