@@ -521,12 +521,26 @@ struct MethodScriptInterpreter: Sendable {
     return (0..<Int(count)).map { begin + direction * Double($0) * step }
   }
 
-  /// Runs a measurement loop: `M0000`, then for each point (at `start +
-  /// time(n)`) `point` and the body, `Cxxxx`/`-` around each scan when there
+  /// When a loop's points are due, in seconds from the loop's start.
+  private enum Schedule {
+    /// Point n at (n + 1) × interval.
+    case every(Double)
+    /// Point n at times[n].
+    case at([Double])
+
+    func time(of n: Int) -> Double {
+      switch self {
+      case .every(let interval): Double(n + 1) * interval
+      case .at(let times): times[n]
+      }
+    }
+  }
+
+  /// Runs a measurement loop: `M0000`, then for each point (on its schedule) `point` and the body, `Cxxxx`/`-` around each scan when there
   /// are several, `*` at the end. `breakloop` ends it early; `Z` ends it and
   /// rethrows.
   private mutating func measurementLoop<C: Clock<Duration>>(
-    scans: [Int], time: (Int) -> Double, body: [MethodScript.Statement], clock: C, abortable: Bool,
+    scans: [Int], schedule: Schedule, body: [MethodScript.Statement], clock: C, abortable: Bool,
     point: (inout MethodScriptInterpreter, Int) throws -> Void
   ) async throws {
     await output("M" + Self.loopID)
@@ -542,7 +556,7 @@ struct MethodScriptInterpreter: Sendable {
           inScan = true
         }
         for _ in 0..<count {
-          try await sleep(until: start.advanced(by: .seconds(time(n))), clock: clock, abortable: abortable)
+          try await sleep(until: start.advanced(by: .seconds(schedule.time(of: n))), clock: clock, abortable: abortable)
           try point(&self, n)
           n += 1
           try await execute(body, clock: clock, abortable: abortable)
@@ -568,7 +582,7 @@ struct MethodScriptInterpreter: Sendable {
   ) async throws {
     let points = scans.flatMap { $0 }
     try await measurementLoop(
-      scans: scans.map(\.count), time: { Double($0 + 1) * interval }, body: body, clock: clock,
+      scans: scans.map(\.count), schedule: .every(interval), body: body, clock: clock,
       abortable: abortable
     ) { interpreter, n in
       let e = points[n]
@@ -601,7 +615,7 @@ struct MethodScriptInterpreter: Sendable {
       let interval = abs(p[2]) / (try positiveNumber(technique.parameters[5], line: line))
       guard pulseTime < interval else { throw fail(.argumentOutOfRange, line) }
       try await measurementLoop(
-        scans: [points.count], time: { Double($0 + 1) * interval }, body: body, clock: clock, abortable: abortable
+        scans: [points.count], schedule: .every(interval), body: body, clock: clock, abortable: abortable
       ) { interpreter, n in
         let base = interpreter.potentiostat.measure(
           current: interpreter.current(at: points[n], for: interval - pulseTime))
@@ -619,7 +633,7 @@ struct MethodScriptInterpreter: Sendable {
       let direction: Double = p[1] >= p[0] ? 1 : -1
       let amplitude = p[3] * direction
       try await measurementLoop(
-        scans: [points.count], time: { Double($0 + 1) * period }, body: body, clock: clock, abortable: abortable
+        scans: [points.count], schedule: .every(period), body: body, clock: clock, abortable: abortable
       ) { interpreter, n in
         let forward = interpreter.currentReading(interpreter.current(at: points[n] + amplitude, for: period / 2))
         let reverse = interpreter.currentReading(interpreter.current(at: points[n] - amplitude, for: period / 2))
@@ -638,7 +652,7 @@ struct MethodScriptInterpreter: Sendable {
       guard pulseTime < interval else { throw fail(.argumentOutOfRange, line) }
       let rest = p[0]
       try await measurementLoop(
-        scans: [points.count], time: { Double($0 + 1) * interval }, body: body, clock: clock, abortable: abortable
+        scans: [points.count], schedule: .every(interval), body: body, clock: clock, abortable: abortable
       ) { interpreter, n in
         _ = interpreter.current(at: rest, for: interval - pulseTime)
         let reading = interpreter.currentReading(interpreter.current(at: points[n], for: pulseTime))
@@ -654,7 +668,7 @@ struct MethodScriptInterpreter: Sendable {
       let amplitude = try positiveNumber(technique.parameters[4], line: line)
       let frequency = try positiveNumber(technique.parameters[5], line: line)
       try await measurementLoop(
-        scans: [points.count], time: { Double($0 + 1) * interval }, body: body, clock: clock, abortable: abortable
+        scans: [points.count], schedule: .every(interval), body: body, clock: clock, abortable: abortable
       ) { interpreter, n in
         let e = points[n]
         let dc = interpreter.currentReading(interpreter.current(at: e, for: interval))
@@ -695,7 +709,7 @@ struct MethodScriptInterpreter: Sendable {
       let mode = p[5]
       guard pulseTime < interval, [1, 2, 3].contains(mode) else { throw fail(.argumentOutOfRange, line) }
       try await measurementLoop(
-        scans: [count], time: { Double($0 + 1) * interval }, body: body, clock: clock, abortable: abortable
+        scans: [count], schedule: .every(interval), body: body, clock: clock, abortable: abortable
       ) { interpreter, _ in
         let base = interpreter.currentReading(interpreter.current(at: dc, for: interval - pulseTime))
         let top = interpreter.currentReading(interpreter.current(at: pulse, for: pulseTime))
@@ -711,7 +725,7 @@ struct MethodScriptInterpreter: Sendable {
       let count = try pointCount(duration: p[1], interval: interval, line: line)
       cellOn = false
       try await measurementLoop(
-        scans: [count], time: { Double($0 + 1) * interval }, body: body, clock: clock, abortable: abortable
+        scans: [count], schedule: .every(interval), body: body, clock: clock, abortable: abortable
       ) { interpreter, _ in
         _ = interpreter.simulation.step(potential: interpreter.potential, duration: interval, cellOn: false)
         let e = interpreter.potentiostat.measure(potential: interpreter.simulation.openCircuitPotential)
@@ -730,7 +744,7 @@ struct MethodScriptInterpreter: Sendable {
     body: [MethodScript.Statement], clock: C, abortable: Bool
   ) async throws {
     try await measurementLoop(
-      scans: [currents.count], time: { Double($0 + 1) * interval }, body: body, clock: clock, abortable: abortable
+      scans: [currents.count], schedule: .every(interval), body: body, clock: clock, abortable: abortable
     ) { interpreter, n in
       let i = currents[n]
       interpreter.appliedCurrent = i
@@ -760,7 +774,7 @@ struct MethodScriptInterpreter: Sendable {
     }
     if galvanostatic { appliedCurrent = dc } else { potential = dc }
     try await measurementLoop(
-      scans: [n], time: { times[$0] }, body: body, clock: clock, abortable: abortable
+      scans: [n], schedule: .at(times), body: body, clock: clock, abortable: abortable
     ) { interpreter, k in
       let duration = k == 0 ? times[0] : times[k] - times[k - 1]
       let f = frequencies[k]
