@@ -536,7 +536,8 @@ struct MethodScriptInterpreter: Sendable {
     }
   }
 
-  /// Runs a measurement loop: `M0000`, then for each point (on its schedule) `point` and the body, `Cxxxx`/`-` around each scan when there
+  /// Runs a measurement loop: `M0000`, then for each point (on its
+  /// schedule) `point` and the body, `Cxxxx`/`-` around each scan when there
   /// are several, `*` at the end. `breakloop` ends it early; `Z` ends it and
   /// rethrows.
   private mutating func measurementLoop<C: Clock<Duration>>(
