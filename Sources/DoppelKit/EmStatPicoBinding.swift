@@ -50,7 +50,11 @@ public struct EmStatPicoBinding: DeviceBinding {
     "double-layer-capacitance", in: 1e-12...1, default: 1e-6, help: "Randles Cdl, F")
   static let redox = Setting.flag(
     "redox", default: false,
-    help: "add a reversible 1 mM couple at E⁰′ = 0.2 V (faradaic current in LSV, CV and CA)")
+    help:
+      "add a reversible 1 mM couple at E⁰′ = 0.2 V (faradaic current under potential control, Warburg impedance in EIS and ACV)"
+  )
+  static let restPotential = Setting.number(
+    "rest-potential", in: -2...2, default: 0, help: "the cell's open-circuit potential, V (where OCP settles)")
   static let currentNoise = Setting.number(
     "current-noise", in: 0...0.1, default: 1e-4,
     help: "current noise, standard deviation as a fraction of the range's full scale")
@@ -84,7 +88,8 @@ public struct EmStatPicoBinding: DeviceBinding {
     summary: "PalmSens EmStat Pico potentiostat behind a Laird VSP service: MethodSCRIPT in, measurement packages out",
     settings: [
       cell.spec, resistance.spec, capacitance.spec, solutionResistance.spec, chargeTransferResistance.spec,
-      doubleLayerCapacitance.spec, redox.spec, currentNoise.spec, impedanceNoise.spec, notificationPayload.spec,
+      doubleLayerCapacitance.spec, redox.spec, restPotential.spec, currentNoise.spec, impedanceNoise.spec,
+      notificationPayload.spec,
       outputGathering.spec,
     ],
     streams: [
@@ -104,7 +109,7 @@ public struct EmStatPicoBinding: DeviceBinding {
     clientSettings: [script.spec, scriptFile.spec, connectTimeout.spec, reconnect.spec, abortAfter.spec],
     metrics: [
       "points", "points-per-second", "loop-points-per-second", "last-current", "last-potential", "last-z-real",
-      "last-z-imaginary",
+      "last-z-imaginary", "peak-current", "peak-potential",
     ],
     events: [
       "version", "script-sent", "measurement-started", "measurement-ended", "script-ended", "aborted", "overload",
@@ -142,7 +147,9 @@ public struct EmStatPicoBinding: DeviceBinding {
     pico = EmStatPico(
       configuration: EmStatPicoConfiguration(
         name: device.name ?? "EmStat Pico", serialNumber: device.serial ?? "ESPICO0001",
-        cell: ElectrochemicalCell(circuit: circuit, redox: settings[Self.redox] ? RedoxCouple() : nil),
+        cell: ElectrochemicalCell(
+          circuit: circuit, redox: settings[Self.redox] ? RedoxCouple() : nil,
+          restPotential: settings[Self.restPotential]),
         currentNoise: settings[Self.currentNoise], impedanceNoise: settings[Self.impedanceNoise],
         seed: signals.seed(device: device.id, stream: "current"),
         notificationPayload: settings[Self.notificationPayload], outputGathering: settings[Self.outputGathering],
@@ -251,6 +258,7 @@ public struct EmStatPicoBinding: DeviceBinding {
     let elapsed = Stopwatch(clock)
     let pointsBefore = points
     var loopStart: (time: Duration, points: Int)?
+    var peak: (current: Double, potential: Double?)?
     let stream = try await client.sendMethodScript(script)
     observer.event("script-sent", device: id)
     let aborter = abortAfter.map { delay in
@@ -287,13 +295,20 @@ public struct EmStatPicoBinding: DeviceBinding {
             observer.event("overload", device: id, detail: package.line)
           }
           let time = package.time
-          if let e = package.potential {
+          let potential = package.potential ?? package.first(.wePotential)?.value
+          if let e = potential {
             observer.sample(e, stream: "potential", device: id, time: time)
             observer.metric("last-potential", e, device: id)
           }
           if let i = package.current {
             observer.sample(i, stream: "current", device: id, time: time)
             observer.metric("last-current", i, device: id)
+            // The largest current so far and its potential: a DPV's or SWV's peak.
+            if abs(i) > abs(peak?.current ?? 0) {
+              peak = (i, potential)
+              observer.metric("peak-current", i, device: id)
+              if let potential { observer.metric("peak-potential", potential, device: id) }
+            }
           }
           if let re = package.zReal {
             observer.sample(re, stream: "z-real", device: id, time: time)
