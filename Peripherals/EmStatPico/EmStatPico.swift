@@ -46,6 +46,9 @@ public actor EmStatPico: PeripheralModel {
     case running
   }
 
+  /// The GPIO pins: a scenario drives inputs (`drive`) and reads outputs (`outputs`).
+  public nonisolated let gpio = GPIOPins()
+
   /// The script in RAM (`e` and `l` load it, `Lmscr` loads it from flash, `r` runs it).
   private var loadedScript: (lines: [String], script: MethodScript)?
   /// The script stored in flash (`Fmscr`), kept while the model exists.
@@ -369,13 +372,19 @@ public actor EmStatPico: PeripheralModel {
       seed: noiseSeed &+ UInt64(scriptsStarted))
     let cell = configuration.cell
     let background = configuration.backgroundCurrent
+    let gpio = self.gpio
     runner = Task(executorPreference: Task.currentExecutorPreference) {
       var interpreter = MethodScriptInterpreter(
-        cell: cell, potentiostat: potentiostat, background: background, abort: abort,
+        cell: cell, potentiostat: potentiostat, background: background, abort: abort, pins: gpio,
+        outputsChanged: { [weak self] outputs in await self?.reportOutputs(outputs) },
         output: { [weak self] line in await self?.emit(line, from: abort) })
       await interpreter.run(script, clock: host.clock)
       await self.scriptEnded(abort)
     }
+  }
+
+  private func reportOutputs(_ outputs: UInt32) {
+    host?.firmwareEvent("gpio", detail: "outputs 0b" + String(outputs, radix: 2))
   }
 
   private func scriptEnded(_ abort: AbortSignal) {

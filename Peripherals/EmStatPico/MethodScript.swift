@@ -246,6 +246,16 @@ public struct MethodScript: Hashable, Sendable {
     /// command for a type that is not a current (e.g. `set_range ab 4`), GPIO
     /// and acquisition settings.
     case noEffect(String)
+    /// `set_gpio_cfg mask mode` (0 input, 1 output, 2 peripheral).
+    case gpioConfigure(Argument, mode: Argument)
+    /// `set_gpio value`
+    case gpioSet(Argument)
+    /// `set_gpio_msk mask level`: the masked outputs high (level ≠ 0) or low.
+    case gpioSetMasked(Argument, level: Argument)
+    /// `set_gpio_pullup mask enable`
+    case gpioPullUp(Argument, enable: Argument)
+    /// `get_gpio x`: every pin's level into x.
+    case gpioGet(Argument)
     /// `set_e E`
     case setPotential(Argument)
     /// `set_i I` (galvanostatic mode)

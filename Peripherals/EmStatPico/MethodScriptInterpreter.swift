@@ -43,6 +43,10 @@ struct MethodScriptInterpreter: Sendable {
   var background: (any SignalSource)?
   let abort: AbortSignal
   let output: @Sendable (String) async -> Void
+  /// The GPIO pins, shared with the model.
+  let pins: GPIOPins
+  /// Called with the output pins' levels when a script changes them.
+  let outputsChanged: @Sendable (UInt32) async -> Void
 
   private var scalars: [String: Variable] = [:]
   private var arrays: [String: [Variable]] = [:]
@@ -72,12 +76,15 @@ struct MethodScriptInterpreter: Sendable {
 
   init(
     cell: ElectrochemicalCell, potentiostat: Potentiostat, background: (any SignalSource)?, abort: AbortSignal,
+    pins: GPIOPins = GPIOPins(), outputsChanged: @escaping @Sendable (UInt32) async -> Void = { _ in },
     output: @escaping @Sendable (String) async -> Void
   ) {
     self.simulation = CellSimulation(cell: cell)
     self.potentiostat = potentiostat
     self.background = background
     self.abort = abort
+    self.pins = pins
+    self.outputsChanged = outputsChanged
     self.output = output
   }
 
@@ -338,6 +345,25 @@ struct MethodScriptInterpreter: Sendable {
       let (a, b) = (try number(low, line: line), try number(high, line: line))
       guard a > 0, b > 0 else { throw fail(.argumentOutOfRange, line) }
       potentiostat.setAutoranging(from: a, to: b)
+    case .gpioConfigure(let mask, let mode):
+      guard let mode = GPIOPins.Mode(rawValue: Int(exactly: try number(mode, line: line)) ?? -1) else {
+        throw fail(.argumentOutOfRange, line)
+      }
+      let before = pins.outputs
+      pins.configure(try bits(mask, line: line), as: mode)
+      if pins.outputs != before { await outputsChanged(pins.outputs) }
+    case .gpioSet(let value):
+      let before = pins.outputs
+      let after = pins.setOutputs(try bits(value, line: line))
+      if after != before { await outputsChanged(after) }
+    case .gpioSetMasked(let mask, let level):
+      let before = pins.outputs
+      let after = pins.setOutputs(try bits(mask, line: line), high: try number(level, line: line) != 0)
+      if after != before { await outputsChanged(after) }
+    case .gpioPullUp(let mask, let enable):
+      pins.setPullUps(try bits(mask, line: line), enabled: try number(enable, line: line) != 0)
+    case .gpioGet(let target):
+      try write(target, Variable(value: Double(pins.read()), isInteger: true, type: "ec"), line: line)
     case .setPotential(let argument):
       potential = try number(argument, line: line)
     case .setCurrent(let argument):
@@ -416,6 +442,15 @@ struct MethodScriptInterpreter: Sendable {
     case .technique(let technique, let body):
       try await run(technique, body: body, line: line, clock: clock, abortable: abortable)
     }
+  }
+
+  /// A pin mask or level pattern: a non-negative whole number.
+  private func bits(_ argument: MethodScript.Argument, line: Int) throws -> UInt32 {
+    let value = try number(argument, line: line)
+    guard value >= 0, value <= Double(UInt32.max), value == value.rounded() else {
+      throw fail(.argumentOutOfRange, line)
+    }
+    return UInt32(value)
   }
 
   private func holds(_ condition: MethodScript.Condition, line: Int) throws -> Bool {

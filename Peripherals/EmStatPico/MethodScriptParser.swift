@@ -20,8 +20,7 @@ public struct MethodScriptParser: Sendable {
 
   /// Commands accepted without effect (settings that do not change the simulation).
   static let noEffectCommands: Set<String> = [
-    "set_acquisition_frac", "set_acquisition_frac_autoadjust", "set_gpio_cfg", "set_gpio", "set_gpio_pullup",
-    "set_gpio_msk", "set_ir_comp", "set_poly_we_mode",
+    "set_acquisition_frac", "set_acquisition_frac_autoadjust", "set_ir_comp", "set_poly_we_mode",
   ]
 
   struct Token {
@@ -392,6 +391,27 @@ public struct MethodScriptParser: Sendable {
           _ = try positive(2)
           command = .noEffect(name)
         }
+      case "set_gpio_cfg":
+        try count(2...2)
+        let mask = try argument(0)
+        if let mode = MethodScriptParser.constant(try argument(1)),
+          GPIOPins.Mode(rawValue: Int(exactly: mode) ?? -1) == nil
+        {
+          throw fail(.argumentOutOfRange, args[1])
+        }
+        command = .gpioConfigure(mask, mode: try argument(1))
+      case "set_gpio":
+        try count(1...1)
+        command = .gpioSet(try argument(0))
+      case "set_gpio_msk":
+        try count(2...2)
+        command = .gpioSetMasked(try argument(0), level: try argument(1))
+      case "set_gpio_pullup":
+        try count(2...2)
+        command = .gpioPullUp(try argument(0), enable: try argument(1))
+      case "get_gpio":
+        try count(1...1)
+        command = .gpioGet(try target(0))
       case "set_e":
         try count(1...1)
         command = .setPotential(try argument(0))

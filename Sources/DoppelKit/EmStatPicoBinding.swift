@@ -68,6 +68,9 @@ public struct EmStatPicoBinding: DeviceBinding {
   static let outputGathering = Setting.duration(
     "output-gathering", default: .zero,
     help: "how long output may gather before a notification that is not full goes out (e.g. 7.5ms)")
+  static let gpioPin = Setting.integer("pin", in: 0...(GPIOPins.count - 1), default: 0, help: "the GPIO pin, 0–9")
+  static let gpioLevel = Setting.choice(
+    "level", ["high", "low", "open"], default: "low", help: "drive the pin high or low, or let it go (open)")
   static let failCode = Setting.integer("code", in: 1...0xFFFF, default: 1, help: "the error code")
   static let script = Setting.optionalText(
     "script",
@@ -103,6 +106,9 @@ public struct EmStatPicoBinding: DeviceBinding {
     actions: [
       ActionSpec("abort", help: "stop the running script as `Z` does: its loop ends, then `on_finished:`"),
       ActionSpec(
+        "gpio", parameters: [gpioPin.spec, gpioLevel.spec],
+        help: "drive a GPIO input from outside, as a button or a sensor would (`get_gpio` reads it)"),
+      ActionSpec(
         "fail", parameters: [failCode.spec],
         help: "end the running script with an error line `!XXXX: Line 1, Col 1` (a fault mid-run)"),
     ],
@@ -115,7 +121,7 @@ public struct EmStatPicoBinding: DeviceBinding {
       "version", "script-sent", "measurement-started", "measurement-ended", "script-ended", "aborted", "overload",
       "device-error",
     ],
-    firmwareEvents: ["command", "script", "script-refused", "abort"])
+    firmwareEvents: ["command", "script", "script-refused", "abort", "gpio"])
 
   public let device: DeviceSpec
   let pico: EmStatPico
@@ -181,6 +187,9 @@ public struct EmStatPicoBinding: DeviceBinding {
     switch action {
     case "abort":
       await pico.abortScript()
+    case "gpio":
+      let level = arguments[Self.gpioLevel]
+      pico.gpio.drive(arguments[Self.gpioPin], high: level == "open" ? nil : level == "high")
     case "fail":
       let raw = UInt16(clamping: arguments[Self.failCode])
       await pico.failScript(MethodScriptError.Code(rawValue: raw) ?? .unspecified)

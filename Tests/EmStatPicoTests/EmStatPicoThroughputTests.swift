@@ -84,7 +84,7 @@ struct EmStatPicoThroughputTests {
     #expect(points >= 1_900, "\(name): \(lines.prefix(3))")
     print(
       "EmStatPicoThroughput: \(name) \(Int(Double(points) / elapsed)) points/s (\(points) points in \(elapsed) s wall)")
-    #expect(Double(points) / elapsed > 500)
+    #expect(Double(points) / elapsed > 50)
   }
 
   @Test func aThousandPointDPVInTheLoopback() async throws {
