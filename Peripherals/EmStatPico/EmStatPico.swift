@@ -47,7 +47,10 @@ public actor EmStatPico: PeripheralModel {
   }
 
   /// The GPIO pins: a scenario drives inputs (`drive`) and reads outputs (`outputs`).
-  public nonisolated let gpio = GPIOPins()
+  public nonisolated var gpio: GPIOPins { peripherals.pins }
+  /// The real-time clock (`rtc_set`, `rtc_get`).
+  public nonisolated var realTimeClock: RealTimeClock { peripherals.clock }
+  private nonisolated let peripherals = PicoPeripherals()
 
   /// The script in RAM (`e` and `l` load it, `Lmscr` loads it from flash, `r` runs it).
   private var loadedScript: (lines: [String], script: MethodScript)?
@@ -115,7 +118,20 @@ public actor EmStatPico: PeripheralModel {
 
   // MARK: PeripheralModel
 
-  public func start(host: any PeripheralHost) async { self.host = host }
+  public func start(host: any PeripheralHost) async {
+    self.host = host
+    peripherals.clock.attach(uptime: Self.uptime(of: host.clock))
+  }
+
+  private static func uptime<C: Clock<Duration>>(of clock: C) -> @Sendable () -> Double {
+    let origin = clock.now
+    return { origin.duration(to: clock.now).seconds }
+  }
+
+  /// A press of the WAKE pin: wakes a script from `hibernate` when the pin is one of its sources.
+  public func pressWakePin() {
+    peripherals.wake.fire(WakeEvents.wakePin)
+  }
 
   public func stop() async {
     runner?.cancel()
@@ -281,6 +297,8 @@ public actor EmStatPico: PeripheralModel {
         mode = .receivingScript(lines, run: run)
       }
     case .running:
+      // Any line wakes a hibernating script whose sources include communication.
+      peripherals.wake.fire(WakeEvents.communication)
       // While a script runs the firmware listens only for an abort.
       if line == "Z" {
         host?.firmwareEvent("abort", detail: "Z while a script runs")
@@ -372,19 +390,19 @@ public actor EmStatPico: PeripheralModel {
       seed: noiseSeed &+ UInt64(scriptsStarted))
     let cell = configuration.cell
     let background = configuration.backgroundCurrent
-    let gpio = self.gpio
+    var peripherals = self.peripherals
+    peripherals.event = { [weak self] name, detail in await self?.firmwareEvent(name, detail: detail) }
     runner = Task(executorPreference: Task.currentExecutorPreference) {
       var interpreter = MethodScriptInterpreter(
-        cell: cell, potentiostat: potentiostat, background: background, abort: abort, pins: gpio,
-        outputsChanged: { [weak self] outputs in await self?.reportOutputs(outputs) },
+        cell: cell, potentiostat: potentiostat, background: background, abort: abort, peripherals: peripherals,
         output: { [weak self] line in await self?.emit(line, from: abort) })
       await interpreter.run(script, clock: host.clock)
       await self.scriptEnded(abort)
     }
   }
 
-  private func reportOutputs(_ outputs: UInt32) {
-    host?.firmwareEvent("gpio", detail: "outputs 0b" + String(outputs, radix: 2))
+  private func firmwareEvent(_ name: String, detail: String) {
+    host?.firmwareEvent(name, detail: detail)
   }
 
   private func scriptEnded(_ abort: AbortSignal) {

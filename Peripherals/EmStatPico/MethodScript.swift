@@ -256,6 +256,13 @@ public struct MethodScript: Hashable, Sendable {
     case gpioPullUp(Argument, enable: Argument)
     /// `get_gpio x`: every pin's level into x.
     case gpioGet(Argument)
+    /// `hibernate sources seconds`: sleep without output until a source in
+    /// the mask fires (0x01 communication, 0x02 WAKE pin, 0x04 the timer).
+    case hibernate(Argument, seconds: Argument)
+    /// `rtc_set year month day hour minute second`
+    case rtcSet([Argument])
+    /// `rtc_get year month day hour minute second` (six targets).
+    case rtcGet([Argument])
     /// `set_e E`
     case setPotential(Argument)
     /// `set_i I` (galvanostatic mode)

@@ -43,10 +43,9 @@ struct MethodScriptInterpreter: Sendable {
   var background: (any SignalSource)?
   let abort: AbortSignal
   let output: @Sendable (String) async -> Void
-  /// The GPIO pins, shared with the model.
-  let pins: GPIOPins
-  /// Called with the output pins' levels when a script changes them.
-  let outputsChanged: @Sendable (UInt32) async -> Void
+  /// The pins, clock and wake-up events shared with the model.
+  let peripherals: PicoPeripherals
+  private var pins: GPIOPins { peripherals.pins }
 
   private var scalars: [String: Variable] = [:]
   private var arrays: [String: [Variable]] = [:]
@@ -76,15 +75,13 @@ struct MethodScriptInterpreter: Sendable {
 
   init(
     cell: ElectrochemicalCell, potentiostat: Potentiostat, background: (any SignalSource)?, abort: AbortSignal,
-    pins: GPIOPins = GPIOPins(), outputsChanged: @escaping @Sendable (UInt32) async -> Void = { _ in },
-    output: @escaping @Sendable (String) async -> Void
+    peripherals: PicoPeripherals = PicoPeripherals(), output: @escaping @Sendable (String) async -> Void
   ) {
     self.simulation = CellSimulation(cell: cell)
     self.potentiostat = potentiostat
     self.background = background
     self.abort = abort
-    self.pins = pins
-    self.outputsChanged = outputsChanged
+    self.peripherals = peripherals
     self.output = output
   }
 
@@ -364,6 +361,23 @@ struct MethodScriptInterpreter: Sendable {
       pins.setPullUps(try bits(mask, line: line), enabled: try number(enable, line: line) != 0)
     case .gpioGet(let target):
       try write(target, Variable(value: Double(pins.read()), isInteger: true, type: "ec"), line: line)
+    case .hibernate(let sources, let seconds):
+      let mask = try bits(sources, line: line)
+      guard (1...7).contains(mask) else { throw fail(.argumentOutOfRange, line) }
+      try await hibernate(
+        sources: mask, seconds: max(0, try number(seconds, line: line)), clock: clock, abortable: abortable)
+    case .rtcSet(let fields):
+      let values = try fields.map { try number($0, line: line) }
+      guard values.allSatisfy({ $0 == $0.rounded() && abs($0) < 1e6 }) else { throw fail(.argumentOutOfRange, line) }
+      let date = RealTimeClock.DateTime(
+        year: Int(values[0]), month: Int(values[1]), day: Int(values[2]), hour: Int(values[3]),
+        minute: Int(values[4]), second: Int(values[5]))
+      guard peripherals.clock.set(date) else { throw fail(.argumentOutOfRange, line) }
+    case .rtcGet(let targets):
+      let now = peripherals.clock.now
+      for (target, value) in zip(targets, [now.year, now.month, now.day, now.hour, now.minute, now.second]) {
+        try write(target, Variable(value: Double(value), isInteger: true, type: "aa"), line: line)
+      }
     case .setPotential(let argument):
       potential = try number(argument, line: line)
     case .setCurrent(let argument):
@@ -442,6 +456,33 @@ struct MethodScriptInterpreter: Sendable {
     case .technique(let technique, let body):
       try await run(technique, body: body, line: line, clock: clock, abortable: abortable)
     }
+  }
+
+  private func outputsChanged(_ outputs: UInt32) async {
+    await peripherals.event("gpio", "outputs 0b" + String(outputs, radix: 2))
+  }
+
+  /// Sleeps without output until a wake-up source in `sources` fires (the
+  /// timer after `seconds`); the cell keeps its potential, arrays lose their
+  /// contents (zeros), as PalmSens describes the Pico's hibernation. `Z`
+  /// still aborts.
+  private mutating func hibernate<C: Clock<Duration>>(
+    sources: UInt32, seconds: Double, clock: C, abortable: Bool
+  ) async throws {
+    peripherals.wake.clear()
+    await peripherals.event("hibernate", "sources 0x" + String(sources, radix: 16))
+    let start = clock.now
+    let deadline = sources & WakeEvents.timer != 0 ? start.advanced(by: .seconds(seconds)) : nil
+    while !peripherals.wake.any(of: sources & (WakeEvents.communication | WakeEvents.wakePin)) {
+      if abortable && abort.isSet { throw ScriptAborted() }
+      let now = clock.now
+      if let deadline, now >= deadline { break }
+      let next = min(deadline ?? now.advanced(by: Self.abortCheckInterval), now.advanced(by: Self.abortCheckInterval))
+      try await clock.sleep(until: next, tolerance: nil)
+    }
+    hold(for: start.duration(to: clock.now).seconds)
+    for name in arrays.keys { arrays[name] = arrays[name]?.map { _ in Variable(value: 0, type: "aa") } }
+    await peripherals.event("wake", "after \(start.duration(to: clock.now).seconds) s")
   }
 
   /// A pin mask or level pattern: a non-negative whole number.

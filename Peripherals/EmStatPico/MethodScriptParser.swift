@@ -412,6 +412,21 @@ public struct MethodScriptParser: Sendable {
       case "get_gpio":
         try count(1...1)
         command = .gpioGet(try target(0))
+      case "hibernate":
+        try count(2...2)
+        let sources = try argument(0)
+        if let mask = MethodScriptParser.constant(sources), !(1...7).contains(mask) || mask != mask.rounded() {
+          throw fail(.argumentOutOfRange, args[0])
+        }
+        command = .hibernate(sources, seconds: try positive(1, allowZero: true))
+      case "rtc_set":
+        try count(6...6)
+        command = .rtcSet(try (0..<6).map { index throws(MethodScriptError) in try argument(index) })
+      case "rtc_get":
+        try count(6...6)
+        var targets: [MethodScript.Argument] = []
+        for index in 0..<6 { targets.append(try target(index)) }
+        command = .rtcGet(targets)
       case "set_e":
         try count(1...1)
         command = .setPotential(try argument(0))

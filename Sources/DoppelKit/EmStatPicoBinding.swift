@@ -109,6 +109,8 @@ public struct EmStatPicoBinding: DeviceBinding {
         "gpio", parameters: [gpioPin.spec, gpioLevel.spec],
         help: "drive a GPIO input from outside, as a button or a sensor would (`get_gpio` reads it)"),
       ActionSpec(
+        "wake-pin", help: "press the WAKE pin: wakes a script from `hibernate` when the pin is one of its sources"),
+      ActionSpec(
         "fail", parameters: [failCode.spec],
         help: "end the running script with an error line `!XXXX: Line 1, Col 1` (a fault mid-run)"),
     ],
@@ -121,7 +123,7 @@ public struct EmStatPicoBinding: DeviceBinding {
       "version", "script-sent", "measurement-started", "measurement-ended", "script-ended", "aborted", "overload",
       "device-error",
     ],
-    firmwareEvents: ["command", "script", "script-refused", "abort", "gpio"])
+    firmwareEvents: ["command", "script", "script-refused", "abort", "gpio", "hibernate", "wake"])
 
   public let device: DeviceSpec
   let pico: EmStatPico
@@ -190,6 +192,8 @@ public struct EmStatPicoBinding: DeviceBinding {
     case "gpio":
       let level = arguments[Self.gpioLevel]
       pico.gpio.drive(arguments[Self.gpioPin], high: level == "open" ? nil : level == "high")
+    case "wake-pin":
+      await pico.pressWakePin()
     case "fail":
       let raw = UInt16(clamping: arguments[Self.failCode])
       await pico.failScript(MethodScriptError.Code(rawValue: raw) ?? .unspecified)

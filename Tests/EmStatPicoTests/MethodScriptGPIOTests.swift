@@ -8,12 +8,16 @@ import Testing
     let script = try MethodScriptParser().parse(text: text).get()
     let lines = LinesBox()
     let outputs = LinesBox()
+    var peripherals = PicoPeripherals()
+    peripherals.pins = pins
+    peripherals.event = { name, detail in
+      if name == "gpio" { await outputs.append(String(detail.dropFirst("outputs 0b".count))) }
+    }
     var interpreter = MethodScriptInterpreter(
       cell: .dummy, potentiostat: Potentiostat(noiseFraction: 0, impedanceNoise: 0, seed: 1), background: nil,
-      abort: AbortSignal(), pins: pins, outputsChanged: { await outputs.append(String($0)) },
-      output: { await lines.append($0) })
+      abort: AbortSignal(), peripherals: peripherals, output: { await lines.append($0) })
     await interpreter.run(script, clock: SteppingClock())
-    return (await lines.lines, await outputs.lines.compactMap { UInt32($0) })
+    return (await lines.lines, await outputs.lines.compactMap { UInt32($0, radix: 2) })
   }
 
   @Test func outputsFollowSetGPIOAndSetGPIOMask() async throws {
