@@ -196,6 +196,9 @@ public actor EmStatPico: PeripheralModel {
   /// The cell the next script measures.
   public func setCell(_ cell: ElectrochemicalCell) { configuration.cell = cell }
 
+  /// Puts `cells` behind a multiplexer, channel 0 first (empty: none); the next script sees them.
+  public func setMultiplexer(_ cells: [ElectrochemicalCell]) { configuration.multiplexerCells = cells }
+
   /// Extra current (A) added to readings of the next script, by seconds since it started.
   public func setBackgroundCurrent(_ source: (any SignalSource)?) { configuration.backgroundCurrent = source }
 
@@ -390,11 +393,13 @@ public actor EmStatPico: PeripheralModel {
       seed: noiseSeed &+ UInt64(scriptsStarted))
     let cell = configuration.cell
     let background = configuration.backgroundCurrent
+    let multiplexerCells = configuration.multiplexerCells
     var peripherals = self.peripherals
     peripherals.event = { [weak self] name, detail in await self?.firmwareEvent(name, detail: detail) }
     runner = Task(executorPreference: Task.currentExecutorPreference) {
       var interpreter = MethodScriptInterpreter(
-        cell: cell, potentiostat: potentiostat, background: background, abort: abort, peripherals: peripherals,
+        cell: cell, potentiostat: potentiostat, background: background, abort: abort,
+        multiplexerCells: multiplexerCells, peripherals: peripherals,
         output: { [weak self] line in await self?.emit(line, from: abort) })
       await interpreter.run(script, clock: host.clock)
       await self.scriptEnded(abort)

@@ -263,6 +263,12 @@ public struct MethodScript: Hashable, Sendable {
     case rtcSet([Argument])
     /// `rtc_get year month day hour minute second` (six targets).
     case rtcGet([Argument])
+    /// `mux_config type flags` (1 MUX8, 2 MUX16, 3 MUX8-R2, 4 the Pico's MUX16).
+    case multiplexerConfigure(Argument, flags: Argument)
+    /// `mux_set_channel n`: the multiplexer connects cell n (0-based).
+    case multiplexerSelect(Argument)
+    /// `mux_get_channel_count x`
+    case multiplexerChannelCount(Argument)
     /// `set_e E`
     case setPotential(Argument)
     /// `set_i I` (galvanostatic mode)

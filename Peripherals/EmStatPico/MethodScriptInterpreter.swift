@@ -47,6 +47,10 @@ struct MethodScriptInterpreter: Sendable {
   let peripherals: PicoPeripherals
   private var pins: GPIOPins { peripherals.pins }
 
+  /// The cells behind the multiplexer (each with its own state) and the one connected.
+  private var channels: [CellSimulation] = []
+  private var selectedChannel = 0
+  private var multiplexerConfigured = false
   private var scalars: [String: Variable] = [:]
   private var arrays: [String: [Variable]] = [:]
   private var potential = 0.0
@@ -75,9 +79,11 @@ struct MethodScriptInterpreter: Sendable {
 
   init(
     cell: ElectrochemicalCell, potentiostat: Potentiostat, background: (any SignalSource)?, abort: AbortSignal,
-    peripherals: PicoPeripherals = PicoPeripherals(), output: @escaping @Sendable (String) async -> Void
+    multiplexerCells: [ElectrochemicalCell] = [], peripherals: PicoPeripherals = PicoPeripherals(),
+    output: @escaping @Sendable (String) async -> Void
   ) {
-    self.simulation = CellSimulation(cell: cell)
+    self.simulation = CellSimulation(cell: multiplexerCells.first ?? cell)
+    self.channels = multiplexerCells.map(CellSimulation.init(cell:))
     self.potentiostat = potentiostat
     self.background = background
     self.abort = abort
@@ -378,6 +384,23 @@ struct MethodScriptInterpreter: Sendable {
       for (target, value) in zip(targets, [now.year, now.month, now.day, now.hour, now.minute, now.second]) {
         try write(target, Variable(value: Double(value), isInteger: true, type: "aa"), line: line)
       }
+    case .multiplexerConfigure(let type, let flags):
+      guard !channels.isEmpty, (1...4).contains(try number(type, line: line)) else {
+        throw fail(.argumentOutOfRange, line)
+      }
+      _ = try bits(flags, line: line)
+      multiplexerConfigured = true
+    case .multiplexerSelect(let argument):
+      let channel = try number(argument, line: line)
+      guard multiplexerConfigured, channel >= 0, channel == channel.rounded(), channel < Double(channels.count) else {
+        throw fail(.argumentOutOfRange, line)
+      }
+      channels[selectedChannel] = simulation
+      selectedChannel = Int(channel)
+      simulation = channels[selectedChannel]
+    case .multiplexerChannelCount(let target):
+      let count = multiplexerConfigured ? channels.count : 0
+      try write(target, Variable(value: Double(count), isInteger: true, type: "ea"), line: line)
     case .setPotential(let argument):
       potential = try number(argument, line: line)
     case .setCurrent(let argument):

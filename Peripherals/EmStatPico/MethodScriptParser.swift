@@ -74,6 +74,8 @@ public struct MethodScriptParser: Sendable {
     var inFinished = false
     var blocks: [OpenBlock] = []
     var packageOpen: Int?
+    /// How many blocks were open at `pck_start`: a block opened inside the package may close in it.
+    var packageDepth = 0
     var scalars: Set<String> = []
     var arrays: Set<String> = []
 
@@ -336,6 +338,9 @@ public struct MethodScriptParser: Sendable {
         guard let block = state.blocks.last, case .conditional(var closed, let condition, _) = block.kind else {
           throw fail(.loopMismatch)
         }
+        guard state.packageOpen == nil || state.blocks.count > state.packageDepth else {
+          throw fail(.packageMismatch)
+        }
         state.blocks.removeLast()
         closed.append(MethodScript.Branch(condition: condition, body: block.body))
         state.append(MethodScript.Statement(.conditional(closed), line: block.line))
@@ -427,6 +432,15 @@ public struct MethodScriptParser: Sendable {
         var targets: [MethodScript.Argument] = []
         for index in 0..<6 { targets.append(try target(index)) }
         command = .rtcGet(targets)
+      case "mux_config":
+        try count(2...2)
+        command = .multiplexerConfigure(try argument(0), flags: try argument(1))
+      case "mux_set_channel":
+        try count(1...1)
+        command = .multiplexerSelect(try argument(0))
+      case "mux_get_channel_count":
+        try count(1...1)
+        command = .multiplexerChannelCount(try target(0))
       case "set_e":
         try count(1...1)
         command = .setPotential(try argument(0))
@@ -461,6 +475,7 @@ public struct MethodScriptParser: Sendable {
         try count(0...1)
         guard state.packageOpen == nil else { throw fail(.packageMismatch) }
         state.packageOpen = number
+        state.packageDepth = state.blocks.count
         command = .packageStart
       case "pck_add":
         try count(1...1)
@@ -487,7 +502,9 @@ public struct MethodScriptParser: Sendable {
       case "endloop":
         try count(0...0)
         guard let block = state.blocks.last else { throw fail(.loopMismatch) }
-        guard state.packageOpen == nil else { throw fail(.packageMismatch) }
+        guard state.packageOpen == nil || state.blocks.count > state.packageDepth else {
+          throw fail(.packageMismatch)
+        }
         let closed: MethodScript.Command
         switch block.kind {
         case .conditional: throw fail(.loopMismatch)

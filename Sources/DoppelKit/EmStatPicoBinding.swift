@@ -55,6 +55,9 @@ public struct EmStatPicoBinding: DeviceBinding {
   )
   static let restPotential = Setting.number(
     "rest-potential", in: -2...2, default: 0, help: "the cell's open-circuit potential, V (where OCP settles)")
+  static let multiplexer = Setting.optionalText(
+    "mux-resistances",
+    help: "resistors (Ω, comma-separated) behind a multiplexer, channel 0 first (`mux_set_channel` picks one)")
   static let currentNoise = Setting.number(
     "current-noise", in: 0...0.1, default: 1e-4,
     help: "current noise, standard deviation as a fraction of the range's full scale")
@@ -91,7 +94,8 @@ public struct EmStatPicoBinding: DeviceBinding {
     summary: "PalmSens EmStat Pico potentiostat behind a Laird VSP service: MethodSCRIPT in, measurement packages out",
     settings: [
       cell.spec, resistance.spec, capacitance.spec, solutionResistance.spec, chargeTransferResistance.spec,
-      doubleLayerCapacitance.spec, redox.spec, restPotential.spec, currentNoise.spec, impedanceNoise.spec,
+      doubleLayerCapacitance.spec, redox.spec, restPotential.spec, multiplexer.spec, currentNoise.spec,
+      impedanceNoise.spec,
       notificationPayload.spec,
       outputGathering.spec,
     ],
@@ -148,6 +152,19 @@ public struct EmStatPicoBinding: DeviceBinding {
     default:
       circuit = .resistor(settings[Self.resistance])
     }
+    var multiplexerCells: [ElectrochemicalCell] = []
+    if let list = settings[Self.multiplexer] {
+      for field in list.split(separator: ",") {
+        guard let ohms = Double(field.trimmingCharacters(in: .whitespaces)), ohms > 0, ohms.isFinite else {
+          let location = device.location(of: "config.mux-resistances")
+          throw ScenarioError(
+            .invalidValue, file: location.file, line: location.line, column: location.column,
+            "'\(field)' in 'mux-resistances' of '\(device.id)' is not a resistance in Ω",
+            suggestion: "write positive numbers separated by commas, e.g. 1000, 2000, 5000")
+        }
+        multiplexerCells.append(.resistor(ohms))
+      }
+    }
     var background: (any SignalSource)?
     if let spec = device.streams["current"] {
       background = try signals.make(spec, for: device, stream: "current", sampleRate: 1_000)
@@ -161,7 +178,7 @@ public struct EmStatPicoBinding: DeviceBinding {
         currentNoise: settings[Self.currentNoise], impedanceNoise: settings[Self.impedanceNoise],
         seed: signals.seed(device: device.id, stream: "current"),
         notificationPayload: settings[Self.notificationPayload], outputGathering: settings[Self.outputGathering],
-        backgroundCurrent: background))
+        backgroundCurrent: background, multiplexerCells: multiplexerCells))
     if let file = device.client[Self.scriptFile] {
       let path = file.hasPrefix("/") ? file : URL(fileURLWithPath: signals.directory).appendingPathComponent(file).path
       guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
