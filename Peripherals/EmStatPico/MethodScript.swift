@@ -265,10 +265,14 @@ public struct MethodScript: Hashable, Sendable {
     case rtcGet([Argument])
     /// `mux_config type flags` (1 MUX8, 2 MUX16, 3 MUX8-R2, 4 the Pico's MUX16).
     case multiplexerConfigure(Argument, flags: Argument)
-    /// `mux_set_channel n`: the multiplexer connects cell n (0-based).
+    /// `mux_set_channel n`: the multiplexer connects channel n (1 is the first).
     case multiplexerSelect(Argument)
     /// `mux_get_channel_count x`
     case multiplexerChannelCount(Argument)
+    /// `set_int t`: starts an interval timer of period t.
+    case setInterval(Argument)
+    /// `await_int`: waits for the interval timer's next period end.
+    case awaitInterval
     /// `set_e E`
     case setPotential(Argument)
     /// `set_i I` (galvanostatic mode)

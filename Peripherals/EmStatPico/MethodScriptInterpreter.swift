@@ -47,7 +47,9 @@ struct MethodScriptInterpreter: Sendable {
   let peripherals: PicoPeripherals
   private var pins: GPIOPins { peripherals.pins }
 
-  /// The cells behind the multiplexer (each with its own state) and the one connected.
+  /// The start and length of `set_int`'s interval, and how many `await_int`s have passed.
+  private var interval: (start: Double, length: Double, count: Int)?
+  /// The cells behind the multiplexer (each with its own state) and the one connected (0-based).
   private var channels: [CellSimulation] = []
   private var selectedChannel = 0
   private var multiplexerConfigured = false
@@ -346,7 +348,7 @@ struct MethodScriptInterpreter: Sendable {
       potentiostat.setRange(covering: amps)
     case .setAutoranging(let low, let high):
       let (a, b) = (try number(low, line: line), try number(high, line: line))
-      guard a > 0, b > 0 else { throw fail(.argumentOutOfRange, line) }
+      guard a >= 0, b >= 0, max(a, b) > 0 else { throw fail(.argumentOutOfRange, line) }
       potentiostat.setAutoranging(from: a, to: b)
     case .gpioConfigure(let mask, let mode):
       guard let mode = GPIOPins.Mode(rawValue: Int(exactly: try number(mode, line: line)) ?? -1) else {
@@ -392,15 +394,25 @@ struct MethodScriptInterpreter: Sendable {
       multiplexerConfigured = true
     case .multiplexerSelect(let argument):
       let channel = try number(argument, line: line)
-      guard multiplexerConfigured, channel >= 0, channel == channel.rounded(), channel < Double(channels.count) else {
+      guard multiplexerConfigured, channel >= 1, channel == channel.rounded(), channel <= Double(channels.count) else {
         throw fail(.argumentOutOfRange, line)
       }
       channels[selectedChannel] = simulation
-      selectedChannel = Int(channel)
+      selectedChannel = Int(channel) - 1
       simulation = channels[selectedChannel]
     case .multiplexerChannelCount(let target):
       let count = multiplexerConfigured ? channels.count : 0
       try write(target, Variable(value: Double(count), isInteger: true, type: "ea"), line: line)
+    case .setInterval(let argument):
+      interval = (elapsed(), try positiveNumber(argument, line: line), 0)
+    case .awaitInterval:
+      guard var running = interval else { throw fail(.invalidArgument, line) }
+      running.count += 1
+      interval = running
+      let due = running.start + Double(running.count) * running.length
+      let wait = max(0, due - elapsed())
+      hold(for: wait)
+      try await sleep(until: clock.now.advanced(by: .seconds(wait)), clock: clock, abortable: abortable)
     case .setPotential(let argument):
       potential = try number(argument, line: line)
     case .setCurrent(let argument):

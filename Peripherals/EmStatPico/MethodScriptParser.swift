@@ -20,7 +20,7 @@ public struct MethodScriptParser: Sendable {
 
   /// Commands accepted without effect (settings that do not change the simulation).
   static let noEffectCommands: Set<String> = [
-    "set_acquisition_frac", "set_acquisition_frac_autoadjust", "set_ir_comp", "set_poly_we_mode",
+    "set_acquisition_frac", "set_acquisition_frac_autoadjust", "set_ir_comp", "set_poly_we_mode", "notify_led",
   ]
 
   struct Token {
@@ -388,9 +388,9 @@ public struct MethodScriptParser: Sendable {
       case "set_autoranging":
         try count(2...3)
         if args.count == 2 {
-          command = .setAutoranging(try positive(0), try positive(1))
+          command = .setAutoranging(try positive(0, allowZero: true), try positive(1))
         } else if try variableType(0) == "ba" {
-          command = .setAutoranging(try positive(1), try positive(2))
+          command = .setAutoranging(try positive(1, allowZero: true), try positive(2))
         } else {
           _ = try positive(1)
           _ = try positive(2)
@@ -441,6 +441,12 @@ public struct MethodScriptParser: Sendable {
       case "mux_get_channel_count":
         try count(1...1)
         command = .multiplexerChannelCount(try target(0))
+      case "set_int":
+        try count(1...1)
+        command = .setInterval(try positive(0))
+      case "await_int":
+        try count(0...0)
+        command = .awaitInterval
       case "set_e":
         try count(1...1)
         command = .setPotential(try argument(0))

@@ -308,3 +308,33 @@ actor LinesBox {
   var lines: [String] = []
   func append(_ line: String) { lines.append(line) }
 }
+
+/// `set_int` and `await_int`: a loop on a fixed period, whatever its body takes.
+@Suite struct MethodScriptIntervalTests {
+  @Test func awaitIntEndsEachPeriodOnTime() async throws {
+    let lines = try await EmStatPicoPhysicsTests.run(
+      """
+      var i
+      var t
+      store_var i 0i ja
+      timer_start
+      set_int 500m
+      loop i < 4i
+        wait 120m
+        timer_get t
+        pck_start
+        pck_add t
+        pck_end
+        add_var i 1i
+        await_int
+      endloop
+      """, cell: .dummy)
+    let times = try EmStatPicoPhysicsTests.packages(lines).map { try #require($0.time) }
+    #expect(times.count == 4)
+    for (n, t) in times.enumerated() { #expect(abs(t - (Double(n) * 0.5 + 0.12)) < 1e-9) }
+  }
+
+  @Test func awaitIntWithoutSetIntIsAnError() async throws {
+    #expect(try await EmStatPicoPhysicsTests.run("await_int", cell: .dummy) == ["!4003: Line 1, Col 1"])
+  }
+}

@@ -20,10 +20,10 @@ import Testing
     var i
     mux_config 4i 0x0000
     mux_get_channel_count n
-    store_var i 0i ja
+    store_var i 1i ja
     set_e 200m
     cell_on
-    loop i < n
+    loop i <= n
       mux_set_channel i
       meas_loop_ca p c 200m 10m 30m
         pck_start
@@ -44,14 +44,15 @@ import Testing
     #expect(packages.count == 9)
     for package in packages {
       let channel = Int(package.values[0].value)
-      #expect(abs((package.current ?? 0) - 0.2 / resistances[channel]) < 1e-9)
+      #expect(abs((package.current ?? 0) - 0.2 / resistances[channel - 1]) < 1e-9)
     }
   }
 
   @Test func aChannelPastTheLastOrWithoutConfigurationIsOutOfRange() async throws {
-    #expect(try await Self.run("mux_set_channel 0i", cells: [.dummy]) == ["!4007: Line 1, Col 1"])
+    #expect(try await Self.run("mux_set_channel 1i", cells: [.dummy]) == ["!4007: Line 1, Col 1"])
     #expect(
-      try await Self.run("mux_config 4i 0\nmux_set_channel 2i", cells: [.dummy, .dummy]) == ["!4007: Line 2, Col 1"])
+      try await Self.run("mux_config 4i 0\nmux_set_channel 3i", cells: [.dummy, .dummy]) == ["!4007: Line 2, Col 1"])
+    #expect(try await Self.run("mux_config 4i 0\nmux_set_channel 0i", cells: [.dummy]) == ["!4007: Line 2, Col 1"])
     #expect(try await Self.run("mux_config 4i 0", cells: []) == ["!4007: Line 1, Col 1"])
   }
 
