@@ -76,6 +76,8 @@ struct MethodScriptInterpreter: Sendable {
   /// The shortest time one EIS frequency takes, and the number of periods measured.
   static let minimumFrequencyDuration = 0.05
   static let periodsPerFrequency = 2.0
+  /// The device time one `loop` iteration takes at least (Doppel's choice, the order of a microcontroller's).
+  static let loopIterationTime = Duration.microseconds(4)
   /// The most points one loop may have.
   static let maximumPoints = 10_000_000
 
@@ -314,7 +316,7 @@ struct MethodScriptInterpreter: Sendable {
       await output("L")
       do {
         while try holds(condition, line: line) {
-          try await iterate(abortable: abortable)
+          try await iterate(clock: clock, abortable: abortable)
           try await execute(body, clock: clock, abortable: abortable)
         }
       } catch is LoopBreak {
@@ -533,13 +535,14 @@ struct MethodScriptInterpreter: Sendable {
     condition.comparison.holds(try number(condition.lhs, line: line), try number(condition.rhs, line: line))
   }
 
-  /// Lets other work run now and then during a `loop` that takes no time, and stops it on `Z`.
-  private mutating func iterate(abortable: Bool) async throws {
+  /// A `loop` iteration: stops on `Z`, and takes device time as the
+  /// firmware's would (`loopIterationTime` every 256 iterations), so that an
+  /// endless loop lets other work and virtual time go on.
+  private mutating func iterate<C: Clock<Duration>>(clock: C, abortable: Bool) async throws {
     iterations &+= 1
     if abortable && abort.isSet { throw ScriptAborted() }
     if iterations % 256 == 0 {
-      await Task.yield()
-      try Task.checkCancellation()
+      try await clock.sleep(until: clock.now.advanced(by: Self.loopIterationTime * 256), tolerance: nil)
     }
   }
 

@@ -111,4 +111,31 @@ struct MethodScriptHibernateTests {
     let t = try #require(EmStatPicoRig.packages(events).first?.time)
     #expect(t >= 1.9 && t <= 2.2, "woke after \(t) s")
   }
+
+  @Test func anEndlessLoopTakesDeviceTimeAndStopsAtZ() async throws {
+    let rig = EmStatPicoRig()
+    let model = EmStatPico(configuration: EmStatPicoConfiguration(currentNoise: 0, impedanceNoise: 0))
+    let client = try await rig.connect(model)
+    let script = """
+      var i
+      store_var i 0i ja
+      loop 1i == 1i
+        add_var i 1i
+      endloop
+      on_finished:
+        pck_start
+        pck_add i
+        pck_end
+      """
+    let (events, error) = try await rig.run(
+      script, on: client, device: model, step: .milliseconds(10),
+      during: { elapsed in
+        if elapsed == .milliseconds(200) { try? await client.abort() }
+      })
+    #expect(error == nil)
+    #expect(events.contains(.abortAcknowledged))
+    // 4 µs an iteration: about 50,000 in the 0.2 s before `Z`.
+    let count = try #require(EmStatPicoRig.packages(events).first?.values.first?.value)
+    #expect(count > 45_000 && count < 55_000, "\(count) iterations")
+  }
 }
