@@ -25,12 +25,17 @@ public struct ElectrochemicalCell: Hashable, Sendable {
   /// The circuit.
   public var circuit: Circuit
   /// A reversible couple whose diffusion-limited current adds to the circuit's
-  /// in DC techniques (LSV, CV, CA); it does not contribute to EIS.
+  /// under potential control, and whose Warburg impedance adds to the
+  /// circuit's in EIS and ACV.
   public var redox: RedoxCouple?
+  /// The open-circuit (rest) potential in V, in series with the circuit: the
+  /// potential OCP settles at, and where no circuit current flows.
+  public var restPotential: Double
 
-  public init(circuit: Circuit, redox: RedoxCouple? = nil) {
+  public init(circuit: Circuit, redox: RedoxCouple? = nil, restPotential: Double = 0) {
     self.circuit = circuit
     self.redox = redox
+    self.restPotential = restPotential
   }
 
   /// PalmSens' dummy cell: a 10 kΩ resistor.
@@ -46,18 +51,38 @@ public struct ElectrochemicalCell: Hashable, Sendable {
 
   public static func randles(
     solutionResistance: Double, chargeTransferResistance: Double, doubleLayerCapacitance: Double,
-    redox: RedoxCouple? = nil
+    redox: RedoxCouple? = nil, restPotential: Double = 0
   ) -> ElectrochemicalCell {
     ElectrochemicalCell(
       circuit: .randles(
         solutionResistance: solutionResistance, chargeTransferResistance: chargeTransferResistance,
-        doubleLayerCapacitance: doubleLayerCapacitance), redox: redox)
+        doubleLayerCapacitance: doubleLayerCapacitance), redox: redox, restPotential: restPotential)
   }
 
-  /// The complex impedance at `frequency` (Hz): real and imaginary parts in Ω
-  /// (the imaginary part is negative for a capacitive cell).
-  public func impedance(at frequency: Double) -> (real: Double, imaginary: Double) {
+  /// The complex impedance at `frequency` (Hz) around the DC `potential`:
+  /// real and imaginary parts in Ω (the imaginary part is negative for a
+  /// capacitive cell). With a redox couple, its Warburg impedance
+  /// Z_W = σ(1 − j)/√ω is in series with Rct (Randles) or parallel to the
+  /// circuit (the others).
+  public func impedance(at frequency: Double, potential: Double = 0) -> (real: Double, imaginary: Double) {
     let omega = 2 * Double.pi * frequency
+    guard let redox, let sigma = redox.warburgCoefficient(at: potential) else { return circuitImpedance(omega) }
+    let warburg = Complex(sigma / omega.squareRoot(), -sigma / omega.squareRoot())
+    let total: Complex
+    switch circuit {
+    case .randles(let rs, let rct, let cdl):
+      let faradaic = Complex(rct, 0) + warburg
+      total = Complex(rs, 0) + (Complex(0, omega * cdl) + faradaic.reciprocal).reciprocal
+    case .open:
+      total = warburg
+    default:
+      let circuit = circuitImpedance(omega)
+      total = (Complex(circuit.real, circuit.imaginary).reciprocal + warburg.reciprocal).reciprocal
+    }
+    return (total.real, total.imaginary)
+  }
+
+  private func circuitImpedance(_ omega: Double) -> (real: Double, imaginary: Double) {
     switch circuit {
     case .resistor(let r):
       return (r, 0)
@@ -114,6 +139,37 @@ public struct RedoxCouple: Hashable, Sendable {
   /// nFA√D·C* in A·s^½ (concentration in mol/cm³).
   var scale: Double {
     Double(electrons) * Self.faraday * electrodeArea * diffusionCoefficient.squareRoot() * concentration * 1e-6
+  }
+
+  /// σ in Ω·s^-½ at potential `e` (from the surface concentrations that
+  /// potential holds); `nil` where one form is absent at the surface.
+  public func warburgCoefficient(at e: Double) -> Double? {
+    let theta = oxidisedFraction(at: e)
+    let product = theta * (1 - theta) * concentration * 1e-6
+    guard product > 0 else { return nil }
+    let n = Double(electrons)
+    return Self.gasConstant * temperature
+      / (n * n * Self.faraday * Self.faraday * electrodeArea * (2 * diffusionCoefficient).squareRoot() * product)
+  }
+
+  /// The peak of a reversible DPV (A) with pulse `amplitude` (V) of `pulseTime` (s):
+  /// nFA√D·C*/√(π t_p) · tanh(nFΔE/4RT), at E⁰′ − ΔE/2 (the base potential).
+  public func differentialPulsePeak(amplitude: Double, pulseTime: Double) -> Double {
+    scale / (Double.pi * pulseTime).squareRoot() * tanh(f * amplitude / 4)
+  }
+
+  /// The limiting current of a reversible NPV (A) with pulses of `pulseTime` (s): Cottrell at t_p.
+  public func normalPulseLimit(pulseTime: Double) -> Double {
+    scale / (Double.pi * pulseTime).squareRoot()
+  }
+
+  /// The peak AC current (A rms) of a reversible ACV at E⁰′ with `amplitude`
+  /// (V rms) at `frequency` (Hz): n²F²AC*√(ωD)·ΔE / 4RT.
+  public func alternatingCurrentPeak(amplitude: Double, frequency: Double) -> Double {
+    let n = Double(electrons)
+    return n * n * Self.faraday * Self.faraday * electrodeArea * concentration * 1e-6
+      * (2 * Double.pi * frequency * diffusionCoefficient).squareRoot() * amplitude
+      / (4 * Self.gasConstant * temperature)
   }
 
   /// The Randles–Ševčík peak current (A) of a reversible sweep at `scanRate` V/s.

@@ -41,9 +41,21 @@ public actor EmStatPico: PeripheralModel {
 
   private enum Mode {
     case idle
-    case receivingScript([String])
+    /// Lines after `e` (run when they end) or `l` (only loaded).
+    case receivingScript([String], run: Bool)
     case running
   }
+
+  /// The GPIO pins: a scenario drives inputs (`drive`) and reads outputs (`outputs`).
+  public nonisolated var gpio: GPIOPins { peripherals.pins }
+  /// The real-time clock (`rtc_set`, `rtc_get`).
+  public nonisolated var realTimeClock: RealTimeClock { peripherals.clock }
+  private nonisolated let peripherals = PicoPeripherals()
+
+  /// The script in RAM (`e` and `l` load it, `Lmscr` loads it from flash, `r` runs it).
+  private var loadedScript: (lines: [String], script: MethodScript)?
+  /// The script stored in flash (`Fmscr`), kept while the model exists.
+  public private(set) var flashScript: [String]?
 
   private var mode = Mode.idle
   private var received: [UInt8] = []
@@ -106,7 +118,20 @@ public actor EmStatPico: PeripheralModel {
 
   // MARK: PeripheralModel
 
-  public func start(host: any PeripheralHost) async { self.host = host }
+  public func start(host: any PeripheralHost) async {
+    self.host = host
+    peripherals.clock.attach(uptime: Self.uptime(of: host.clock))
+  }
+
+  private static func uptime<C: Clock<Duration>>(of clock: C) -> @Sendable () -> Double {
+    let origin = clock.now
+    return { origin.duration(to: clock.now).seconds }
+  }
+
+  /// A press of the WAKE pin: wakes a script from `hibernate` when the pin is one of its sources.
+  public func pressWakePin() {
+    peripherals.wake.fire(WakeEvents.wakePin)
+  }
 
   public func stop() async {
     runner?.cancel()
@@ -170,6 +195,9 @@ public actor EmStatPico: PeripheralModel {
 
   /// The cell the next script measures.
   public func setCell(_ cell: ElectrochemicalCell) { configuration.cell = cell }
+
+  /// Puts `cells` behind a multiplexer, channel 0 first (empty: none); the next script sees them.
+  public func setMultiplexer(_ cells: [ElectrochemicalCell]) { configuration.multiplexerCells = cells }
 
   /// Extra current (A) added to readings of the next script, by seconds since it started.
   public func setBackgroundCurrent(_ source: (any SignalSource)?) { configuration.backgroundCurrent = source }
@@ -258,16 +286,22 @@ public actor EmStatPico: PeripheralModel {
 
   private func handle(line: String) {
     switch mode {
-    case .receivingScript(var lines):
+    case .receivingScript(var lines, let run):
       if line.isEmpty {
         mode = .idle
-        start(lines)
+        if run {
+          start(lines)
+        } else if load(lines) {
+          emit("")
+        }
       } else {
         // Beyond what the parser accepts, lines only need counting.
         if lines.count <= MethodScriptParser().maximumLines { lines.append(line) } else { lines.append("") }
-        mode = .receivingScript(lines)
+        mode = .receivingScript(lines, run: run)
       }
     case .running:
+      // Any line wakes a hibernating script whose sources include communication.
+      peripherals.wake.fire(WakeEvents.communication)
       // While a script runs the firmware listens only for an abort.
       if line == "Z" {
         host?.firmwareEvent("abort", detail: "Z while a script runs")
@@ -290,9 +324,30 @@ public actor EmStatPico: PeripheralModel {
         emit("v" + configuration.methodScriptVersion)
       case "i":
         emit("i" + configuration.serialNumber)
-      case "e":
-        emit("e")
-        mode = .receivingScript([])
+      case "e", "l":
+        emit(String(command))
+        mode = .receivingScript([], run: command == "e")
+      case "r":
+        guard line == "r", let loaded = loadedScript else {
+          fail("r", line == "r" ? .invalidState : .unknownCommand)
+          return
+        }
+        emit("r")
+        run(loaded.script, lines: loaded.lines.count)
+      case "L", "F":
+        // `Lmscr` loads the script in flash into RAM; `Fmscr` stores the script in RAM in flash.
+        guard line.dropFirst() == "mscr" else {
+          fail(command, .unknownCommand)
+          return
+        }
+        if command == "F" {
+          guard let loaded = loadedScript else { return fail("F", .invalidState) }
+          flashScript = loaded.lines
+        } else {
+          guard let stored = flashScript else { return fail("L", .invalidState) }
+          guard load(stored) else { return }
+        }
+        emit(String(command))
       case "Z":
         fail("Z", .invalidState)
       default:
@@ -307,32 +362,52 @@ public actor EmStatPico: PeripheralModel {
     emit(String(command) + "!" + error.text)
   }
 
-  private func start(_ lines: [String]) {
+  /// Parses `lines` into RAM; on an error, answers its line and keeps the old script.
+  private func load(_ lines: [String]) -> Bool {
     switch MethodScriptParser().parse(lines) {
     case .failure(let error):
       lastError = error
       host?.firmwareEvent("script-refused", detail: "!" + error.text)
       emit("!" + error.text)
+      return false
     case .success(let script):
-      guard let host else { return }
-      host.firmwareEvent("script", detail: "\(lines.count) lines accepted")
-      mode = .running
-      scriptsStarted += 1
-      let abort = AbortSignal()
-      abortSignal = abort
-      let potentiostat = Potentiostat(
-        noiseFraction: configuration.currentNoise, impedanceNoise: configuration.impedanceNoise,
-        seed: noiseSeed &+ UInt64(scriptsStarted))
-      let cell = configuration.cell
-      let background = configuration.backgroundCurrent
-      runner = Task(executorPreference: Task.currentExecutorPreference) {
-        var interpreter = MethodScriptInterpreter(
-          cell: cell, potentiostat: potentiostat, background: background, abort: abort,
-          output: { [weak self] line in await self?.emit(line, from: abort) })
-        await interpreter.run(script, clock: host.clock)
-        await self.scriptEnded(abort)
-      }
+      loadedScript = (lines, script)
+      return true
     }
+  }
+
+  private func start(_ lines: [String]) {
+    guard load(lines), let loaded = loadedScript else { return }
+    run(loaded.script, lines: lines.count)
+  }
+
+  private func run(_ script: MethodScript, lines: Int) {
+    guard let host else { return }
+    host.firmwareEvent("script", detail: "\(lines) lines accepted")
+    mode = .running
+    scriptsStarted += 1
+    let abort = AbortSignal()
+    abortSignal = abort
+    let potentiostat = Potentiostat(
+      noiseFraction: configuration.currentNoise, impedanceNoise: configuration.impedanceNoise,
+      seed: noiseSeed &+ UInt64(scriptsStarted))
+    let cell = configuration.cell
+    let background = configuration.backgroundCurrent
+    let multiplexerCells = configuration.multiplexerCells
+    var peripherals = self.peripherals
+    peripherals.event = { [weak self] name, detail in await self?.firmwareEvent(name, detail: detail) }
+    runner = Task(executorPreference: Task.currentExecutorPreference) {
+      var interpreter = MethodScriptInterpreter(
+        cell: cell, potentiostat: potentiostat, background: background, abort: abort,
+        multiplexerCells: multiplexerCells, peripherals: peripherals,
+        output: { [weak self] line in await self?.emit(line, from: abort) })
+      await interpreter.run(script, clock: host.clock)
+      await self.scriptEnded(abort)
+    }
+  }
+
+  private func firmwareEvent(_ name: String, detail: String) {
+    host?.firmwareEvent(name, detail: detail)
   }
 
   private func scriptEnded(_ abort: AbortSignal) {

@@ -38,6 +38,9 @@ public struct EmStatPicoConfiguration: Sendable {
   /// Extra current in A added to every reading, by seconds since the script started
   /// (drift, interference, a recorded trace); `nil` for none.
   public var backgroundCurrent: (any SignalSource)?
+  /// The cells behind a multiplexer, channel 0 first (`mux_set_channel`
+  /// selects one); empty: no multiplexer, `cell` is on the electrodes.
+  public var multiplexerCells: [ElectrochemicalCell]
 
   public init(
     name: String = "EmStat Pico",
@@ -51,7 +54,8 @@ public struct EmStatPicoConfiguration: Sendable {
     seed: UInt64 = 1,
     notificationPayload: Int = 20,
     outputGathering: Duration = .zero,
-    backgroundCurrent: (any SignalSource)? = nil
+    backgroundCurrent: (any SignalSource)? = nil,
+    multiplexerCells: [ElectrochemicalCell] = []
   ) {
     self.name = name
     self.serialNumber = serialNumber
@@ -65,5 +69,6 @@ public struct EmStatPicoConfiguration: Sendable {
     self.notificationPayload = min(244, max(20, notificationPayload))
     self.outputGathering = max(.zero, outputGathering)
     self.backgroundCurrent = backgroundCurrent
+    self.multiplexerCells = multiplexerCells
   }
 }

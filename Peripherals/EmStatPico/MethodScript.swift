@@ -26,19 +26,78 @@ public struct MethodScript: Hashable, Sendable {
     }
   }
 
-  /// A numeric argument: a literal (SI prefix applied) or a variable's value.
-  public enum Argument: Hashable, Sendable {
+  /// A value in a script: a literal, a variable, or an element of an array.
+  public indirect enum Argument: Hashable, Sendable {
+    /// A real literal, SI prefix applied (`-500m`).
     case literal(Double)
+    /// An integer literal (`11i`, `0x3FFi`, `0b101`).
+    case integer(Int)
+    /// A variable's value.
     case variable(String)
+    /// `name[index]`: an element of an array.
+    case element(String, index: Argument)
   }
 
-  /// What `add_var` and its siblings do to their first variable.
-  public enum Arithmetic: String, Hashable, Sendable {
+  /// Binary arithmetic and bit operations on a variable: `add_var x y` makes x = x + y.
+  public enum Arithmetic: String, Hashable, Sendable, CaseIterable {
     case add = "add_var"
     case subtract = "sub_var"
     case multiply = "mul_var"
     case divide = "div_var"
-    case copy = "copy_var"
+    case power = "pow_var"
+    case bitAnd = "bit_and_var"
+    case bitOr = "bit_or_var"
+    case bitXor = "bit_xor_var"
+    case shiftLeft = "bit_lsl_var"
+    case shiftRight = "bit_lsr_var"
+  }
+
+  /// Operations on one variable, in place.
+  public enum UnaryOperation: String, Hashable, Sendable, CaseIterable {
+    case bitInvert = "bit_inv_var"
+    case integerToFloat = "int_to_float"
+    case floatToInteger = "float_to_int"
+    case naturalLog = "log_var"
+  }
+
+  /// How two values compare in `loop` and `if`.
+  public enum Comparison: String, Hashable, Sendable, CaseIterable {
+    case less = "<"
+    case lessOrEqual = "<="
+    case greater = ">"
+    case greaterOrEqual = ">="
+    case equal = "=="
+    case notEqual = "!="
+
+    func holds(_ lhs: Double, _ rhs: Double) -> Bool {
+      switch self {
+      case .less: lhs < rhs
+      case .lessOrEqual: lhs <= rhs
+      case .greater: lhs > rhs
+      case .greaterOrEqual: lhs >= rhs
+      case .equal: lhs == rhs
+      case .notEqual: lhs != rhs
+      }
+    }
+  }
+
+  /// `lhs op rhs`, the condition of `loop`, `if` and `elseif`.
+  public struct Condition: Hashable, Sendable {
+    public var lhs: Argument
+    public var comparison: Comparison
+    public var rhs: Argument
+  }
+
+  /// One `if`/`elseif` (with a condition) or `else` (without) and its statements.
+  public struct Branch: Hashable, Sendable {
+    public var condition: Condition?
+    public var body: [Statement]
+  }
+
+  /// A piece of a `send_string` text: literal text, or `{name}` in an `f"…"` string.
+  public enum TextPart: Hashable, Sendable {
+    case text(String)
+    case value(Argument)
   }
 
   /// A potential sweep: `meas_loop_lsv E I Ebegin Eend Estep rate`.
@@ -84,17 +143,96 @@ public struct MethodScript: Hashable, Sendable {
     public var dc: Argument
   }
 
+  /// The other measurement loops: the variables each point writes and the
+  /// parameters, both in the order PalmSens' example scripts give them.
+  public struct Technique: Hashable, Sendable {
+    public enum Kind: String, Hashable, Sendable, CaseIterable {
+      /// `E I Ebegin Eend Estep Epulse tPulse rate`
+      case differentialPulse = "meas_loop_dpv"
+      /// `E I Iforward Ireverse Ebegin Eend Estep Eamplitude frequency`
+      case squareWave = "meas_loop_swv"
+      /// `E I Ebegin Eend Estep tPulse rate`
+      case normalPulse = "meas_loop_npv"
+      /// `Edc Idc Eac Iac Zre Zim Ebegin Eend Estep rate Eamplitude frequency`
+      case alternatingCurrent = "meas_loop_acv"
+      /// `E I Ibegin Iend Istep rate` (galvanostatic)
+      case linearSweepPotentiometry = "meas_loop_lsp"
+      /// `E I Idc tInterval tRun` (galvanostatic)
+      case chronopotentiometry = "meas_loop_cp"
+      /// `E I Edc Epulse tPulse tInterval tRun mode`
+      case pulsedAmperometric = "meas_loop_pad"
+      /// `E tInterval tRun`
+      case openCircuit = "meas_loop_ocp"
+      /// `f Zre Zim Iac fStart fEnd nFrequencies Idc`
+      case galvanostaticImpedance = "meas_loop_geis"
+
+      /// How many variables a point writes.
+      public var outputCount: Int {
+        switch self {
+        case .squareWave: 4
+        case .alternatingCurrent: 6
+        case .openCircuit: 1
+        case .galvanostaticImpedance: 3
+        default: 2
+        }
+      }
+
+      /// How many parameters follow the variables.
+      public var parameterCount: Int {
+        switch self {
+        case .differentialPulse: 6
+        case .squareWave: 5
+        case .normalPulse: 5
+        case .alternatingCurrent: 6
+        case .linearSweepPotentiometry: 4
+        case .chronopotentiometry: 3
+        case .pulsedAmperometric: 6
+        case .openCircuit: 2
+        case .galvanostaticImpedance: 5
+        }
+      }
+    }
+
+    public var kind: Kind
+    /// The variables each point writes.
+    public var outputs: [String]
+    /// The parameters.
+    public var parameters: [Argument]
+  }
+
   /// One script command.
   public indirect enum Command: Hashable, Sendable {
     /// `var x`
     case declare(String)
-    /// `store_var x value type`
-    case store(String, Argument, String)
-    /// `add_var x y` and the like.
-    case arithmetic(Arithmetic, String, Argument)
+    /// `array x n`
+    case declareArray(String, size: Argument)
+    /// `store_var x value type` (x may be an array element).
+    case store(Argument, Argument, String)
+    /// `add_var x y` and the other binary operations: x = x op y.
+    case arithmetic(Arithmetic, Argument, Argument)
+    /// `copy_var source target`
+    case copy(Argument, to: Argument)
+    /// `bit_inv_var x`, `float_to_int x` and the other operations in place.
+    case unary(UnaryOperation, Argument)
+    /// `array_set array index value`
+    case arraySet(String, index: Argument, value: Argument)
+    /// `array_get array index target`
+    case arrayGet(String, index: Argument, target: Argument)
+    /// `mean array target`: the mean of the array's elements.
+    case mean(String, target: Argument)
+    /// `alter_vartype x type`
+    case alterType(Argument, String)
+    /// `loop condition … endloop`
+    case loop(Condition, body: [Statement])
+    /// `if … elseif … else … endif`
+    case conditional([Branch])
+    /// `breakloop`: leaves the innermost loop (also a measurement loop).
+    case breakLoop
+    /// `send_string "text"` or `send_string f"text {x}"`: a line `T` + text.
+    case sendString([TextPart])
     /// `set_pgstat_chan n`
     case setChannel(Int)
-    /// `set_pgstat_mode n` (2 low speed, 3 high speed).
+    /// `set_pgstat_mode n` (2 low speed, 3 high speed, 6 galvanostatic).
     case setMode(Int)
     /// `set_max_bandwidth f`
     case setMaxBandwidth(Argument)
@@ -108,8 +246,37 @@ public struct MethodScript: Hashable, Sendable {
     /// command for a type that is not a current (e.g. `set_range ab 4`), GPIO
     /// and acquisition settings.
     case noEffect(String)
+    /// `set_gpio_cfg mask mode` (0 input, 1 output, 2 peripheral).
+    case gpioConfigure(Argument, mode: Argument)
+    /// `set_gpio value`
+    case gpioSet(Argument)
+    /// `set_gpio_msk mask level`: the masked outputs high (level ≠ 0) or low.
+    case gpioSetMasked(Argument, level: Argument)
+    /// `set_gpio_pullup mask enable`
+    case gpioPullUp(Argument, enable: Argument)
+    /// `get_gpio x`: every pin's level into x.
+    case gpioGet(Argument)
+    /// `hibernate sources seconds`: sleep without output until a source in
+    /// the mask fires (0x01 communication, 0x02 WAKE pin, 0x04 the timer).
+    case hibernate(Argument, seconds: Argument)
+    /// `rtc_set year month day hour minute second`
+    case rtcSet([Argument])
+    /// `rtc_get year month day hour minute second` (six targets).
+    case rtcGet([Argument])
+    /// `mux_config type flags` (1 MUX8, 2 MUX16, 3 MUX8-R2, 4 the Pico's MUX16).
+    case multiplexerConfigure(Argument, flags: Argument)
+    /// `mux_set_channel n`: the multiplexer connects channel n (1 is the first).
+    case multiplexerSelect(Argument)
+    /// `mux_get_channel_count x`
+    case multiplexerChannelCount(Argument)
+    /// `set_int t`: starts an interval timer of period t.
+    case setInterval(Argument)
+    /// `await_int`: waits for the interval timer's next period end.
+    case awaitInterval
     /// `set_e E`
     case setPotential(Argument)
+    /// `set_i I` (galvanostatic mode)
+    case setCurrent(Argument)
     /// `cell_on`
     case cellOn
     /// `cell_off`
@@ -119,13 +286,14 @@ public struct MethodScript: Hashable, Sendable {
     /// `timer_start`
     case timerStart
     /// `timer_get x`
-    case timerGet(String)
-    /// `meas x type`: one measurement of a WE current (`ba`) or potential (`ab`) into x.
-    case measure(String, String)
+    case timerGet(Argument)
+    /// `meas [interval] x type`: one measurement (`ba` WE current, `ab` WE
+    /// potential, `ef` board temperature) into x, over `interval` seconds.
+    case measure(Argument, String, interval: Argument?)
     /// `pck_start`
     case packageStart
     /// `pck_add x`
-    case packageAdd(String)
+    case packageAdd(Argument)
     /// `pck_end`
     case packageEnd
     /// `meas_loop_lsv … endloop`
@@ -136,5 +304,7 @@ public struct MethodScript: Hashable, Sendable {
     case chronoamperometry(Chronoamperometry, body: [Statement])
     /// `meas_loop_eis … endloop`
     case impedance(ImpedanceSweep, body: [Statement])
+    /// The other `meas_loop_… endloop`s.
+    case technique(Technique, body: [Statement])
   }
 }

@@ -19,6 +19,13 @@ struct Potentiostat: Sendable {
   /// Readings taken so far (keys the noise).
   var readings: UInt64 = 0
 
+  /// The most potential (V, either sign, from the cell's rest potential) the
+  /// galvanostat drives to hold its current (Doppel's assumption; PalmSens'
+  /// datasheet figure was not retrieved).
+  static let complianceVoltage = 2.2
+  /// The full scale potential noise is a fraction of, V.
+  static let potentialNoiseScale = 1.0
+
   /// Readings above this fraction of full scale get the overload-warning flag.
   static let warningFraction = 0.95
   /// Readings below this fraction of full scale, in the smallest range allowed, get the underload flag.
@@ -90,6 +97,11 @@ struct Potentiostat: Sendable {
       status.insert(.underload)
     }
     return (reading, status, range)
+  }
+
+  /// A potential reading of `potential` (V), with noise of `noiseFraction` × 1 V.
+  mutating func measure(potential: Double) -> Double {
+    potential + noiseFraction * Self.potentialNoiseScale * gaussian()
   }
 
   /// An impedance reading of `impedance` (Ω) measured with `amplitude` (V rms).

@@ -50,7 +50,14 @@ public struct EmStatPicoBinding: DeviceBinding {
     "double-layer-capacitance", in: 1e-12...1, default: 1e-6, help: "Randles Cdl, F")
   static let redox = Setting.flag(
     "redox", default: false,
-    help: "add a reversible 1 mM couple at E⁰′ = 0.2 V (faradaic current in LSV, CV and CA)")
+    help:
+      "add a reversible 1 mM couple at E⁰′ = 0.2 V (faradaic current under potential control, Warburg impedance in EIS and ACV)"
+  )
+  static let restPotential = Setting.number(
+    "rest-potential", in: -2...2, default: 0, help: "the cell's open-circuit potential, V (where OCP settles)")
+  static let multiplexer = Setting.optionalText(
+    "mux-resistances",
+    help: "resistors (Ω, comma-separated) behind a multiplexer, channel 0 first (`mux_set_channel` picks one)")
   static let currentNoise = Setting.number(
     "current-noise", in: 0...0.1, default: 1e-4,
     help: "current noise, standard deviation as a fraction of the range's full scale")
@@ -64,6 +71,9 @@ public struct EmStatPicoBinding: DeviceBinding {
   static let outputGathering = Setting.duration(
     "output-gathering", default: .zero,
     help: "how long output may gather before a notification that is not full goes out (e.g. 7.5ms)")
+  static let gpioPin = Setting.integer("pin", in: 0...(GPIOPins.count - 1), default: 0, help: "the GPIO pin, 0–9")
+  static let gpioLevel = Setting.choice(
+    "level", ["high", "low", "open"], default: "low", help: "drive the pin high or low, or let it go (open)")
   static let failCode = Setting.integer("code", in: 1...0xFFFF, default: 1, help: "the error code")
   static let script = Setting.optionalText(
     "script",
@@ -84,7 +94,9 @@ public struct EmStatPicoBinding: DeviceBinding {
     summary: "PalmSens EmStat Pico potentiostat behind a Laird VSP service: MethodSCRIPT in, measurement packages out",
     settings: [
       cell.spec, resistance.spec, capacitance.spec, solutionResistance.spec, chargeTransferResistance.spec,
-      doubleLayerCapacitance.spec, redox.spec, currentNoise.spec, impedanceNoise.spec, notificationPayload.spec,
+      doubleLayerCapacitance.spec, redox.spec, restPotential.spec, multiplexer.spec, currentNoise.spec,
+      impedanceNoise.spec,
+      notificationPayload.spec,
       outputGathering.spec,
     ],
     streams: [
@@ -98,19 +110,24 @@ public struct EmStatPicoBinding: DeviceBinding {
     actions: [
       ActionSpec("abort", help: "stop the running script as `Z` does: its loop ends, then `on_finished:`"),
       ActionSpec(
+        "gpio", parameters: [gpioPin.spec, gpioLevel.spec],
+        help: "drive a GPIO input from outside, as a button or a sensor would (`get_gpio` reads it)"),
+      ActionSpec(
+        "wake-pin", help: "press the WAKE pin: wakes a script from `hibernate` when the pin is one of its sources"),
+      ActionSpec(
         "fail", parameters: [failCode.spec],
         help: "end the running script with an error line `!XXXX: Line 1, Col 1` (a fault mid-run)"),
     ],
     clientSettings: [script.spec, scriptFile.spec, connectTimeout.spec, reconnect.spec, abortAfter.spec],
     metrics: [
       "points", "points-per-second", "loop-points-per-second", "last-current", "last-potential", "last-z-real",
-      "last-z-imaginary",
+      "last-z-imaginary", "peak-current", "peak-potential",
     ],
     events: [
       "version", "script-sent", "measurement-started", "measurement-ended", "script-ended", "aborted", "overload",
       "device-error",
     ],
-    firmwareEvents: ["command", "script", "script-refused", "abort"])
+    firmwareEvents: ["command", "script", "script-refused", "abort", "gpio", "hibernate", "wake"])
 
   public let device: DeviceSpec
   let pico: EmStatPico
@@ -135,6 +152,19 @@ public struct EmStatPicoBinding: DeviceBinding {
     default:
       circuit = .resistor(settings[Self.resistance])
     }
+    var multiplexerCells: [ElectrochemicalCell] = []
+    if let list = settings[Self.multiplexer] {
+      for field in list.split(separator: ",") {
+        guard let ohms = Double(field.trimmingCharacters(in: .whitespaces)), ohms > 0, ohms.isFinite else {
+          let location = device.location(of: "config.mux-resistances")
+          throw ScenarioError(
+            .invalidValue, file: location.file, line: location.line, column: location.column,
+            "'\(field)' in 'mux-resistances' of '\(device.id)' is not a resistance in Ω",
+            suggestion: "write positive numbers separated by commas, e.g. 1000, 2000, 5000")
+        }
+        multiplexerCells.append(.resistor(ohms))
+      }
+    }
     var background: (any SignalSource)?
     if let spec = device.streams["current"] {
       background = try signals.make(spec, for: device, stream: "current", sampleRate: 1_000)
@@ -142,11 +172,13 @@ public struct EmStatPicoBinding: DeviceBinding {
     pico = EmStatPico(
       configuration: EmStatPicoConfiguration(
         name: device.name ?? "EmStat Pico", serialNumber: device.serial ?? "ESPICO0001",
-        cell: ElectrochemicalCell(circuit: circuit, redox: settings[Self.redox] ? RedoxCouple() : nil),
+        cell: ElectrochemicalCell(
+          circuit: circuit, redox: settings[Self.redox] ? RedoxCouple() : nil,
+          restPotential: settings[Self.restPotential]),
         currentNoise: settings[Self.currentNoise], impedanceNoise: settings[Self.impedanceNoise],
         seed: signals.seed(device: device.id, stream: "current"),
         notificationPayload: settings[Self.notificationPayload], outputGathering: settings[Self.outputGathering],
-        backgroundCurrent: background))
+        backgroundCurrent: background, multiplexerCells: multiplexerCells))
     if let file = device.client[Self.scriptFile] {
       let path = file.hasPrefix("/") ? file : URL(fileURLWithPath: signals.directory).appendingPathComponent(file).path
       guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
@@ -174,6 +206,11 @@ public struct EmStatPicoBinding: DeviceBinding {
     switch action {
     case "abort":
       await pico.abortScript()
+    case "gpio":
+      let level = arguments[Self.gpioLevel]
+      pico.gpio.drive(arguments[Self.gpioPin], high: level == "open" ? nil : level == "high")
+    case "wake-pin":
+      await pico.pressWakePin()
     case "fail":
       let raw = UInt16(clamping: arguments[Self.failCode])
       await pico.failScript(MethodScriptError.Code(rawValue: raw) ?? .unspecified)
@@ -251,6 +288,7 @@ public struct EmStatPicoBinding: DeviceBinding {
     let elapsed = Stopwatch(clock)
     let pointsBefore = points
     var loopStart: (time: Duration, points: Int)?
+    var peak: (current: Double, potential: Double?)?
     let stream = try await client.sendMethodScript(script)
     observer.event("script-sent", device: id)
     let aborter = abortAfter.map { delay in
@@ -287,13 +325,20 @@ public struct EmStatPicoBinding: DeviceBinding {
             observer.event("overload", device: id, detail: package.line)
           }
           let time = package.time
-          if let e = package.potential {
+          let potential = package.potential ?? package.first(.wePotential)?.value
+          if let e = potential {
             observer.sample(e, stream: "potential", device: id, time: time)
             observer.metric("last-potential", e, device: id)
           }
           if let i = package.current {
             observer.sample(i, stream: "current", device: id, time: time)
             observer.metric("last-current", i, device: id)
+            // The largest current so far and its potential: a DPV's or SWV's peak.
+            if abs(i) > abs(peak?.current ?? 0) {
+              peak = (i, potential)
+              observer.metric("peak-current", i, device: id)
+              if let potential { observer.metric("peak-potential", potential, device: id) }
+            }
           }
           if let re = package.zReal {
             observer.sample(re, stream: "z-real", device: id, time: time)

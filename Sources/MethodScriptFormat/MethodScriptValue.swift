@@ -14,13 +14,26 @@ public struct MethodScriptValue: Hashable, Sendable, CustomStringConvertible {
   public var prefix: SIPrefix
   /// The `1X` metadata, when present.
   public var status: MeasurementStatus?
-  /// The `2XX` metadata, when present (for impedance types, the range of the
-  /// current or potential measured).
-  public var currentRange: CurrentRange?
+  /// The `2XX` metadata as written, when present: an index into the
+  /// instrument's current or potential ranges, by the type's `rangeKind`.
+  public var rangeIndex: UInt8?
   /// The `4…` metadata (a noise figure, hex), when present.
   public var noise: Int?
   /// Metadata of kinds this decoder does not know, as written.
   public var otherMetadata: [String]
+
+  /// The `2XX` metadata as a current range, for types whose range is a
+  /// current range (currents, and `cc`); `nil` for others (`cd`'s is a
+  /// potential range). Setting it writes the `2XX` metadata.
+  public var currentRange: CurrentRange? {
+    get { type.rangeKind == .current ? rangeIndex.map(CurrentRange.init(index:)) : nil }
+    set { rangeIndex = newValue?.index }
+  }
+
+  /// The `2XX` metadata as a potential range index, for types whose range is
+  /// a potential range (potentials, and `cd`, as PalmSens' decoders read it).
+  /// PalmSens lists no potential ranges for the EmStat Pico.
+  public var potentialRangeIndex: UInt8? { type.rangeKind == .potential ? rangeIndex : nil }
 
   /// The offset added to the integer before it is written in hex.
   public static let offset = 0x800_0000
@@ -35,7 +48,7 @@ public struct MethodScriptValue: Hashable, Sendable, CustomStringConvertible {
     self.raw = raw.flatMap { Self.rawRange.contains($0) ? $0 : nil }
     self.prefix = raw == nil ? .none : prefix
     self.status = status
-    self.currentRange = currentRange
+    self.rangeIndex = currentRange?.index
     self.noise = noise
     self.otherMetadata = otherMetadata
   }
@@ -87,7 +100,7 @@ public struct MethodScriptValue: Hashable, Sendable, CustomStringConvertible {
       text += "     nan"
     }
     if let status { text += ",1" + Self.hex(Int(status.rawValue & 0xF), digits: 1) }
-    if let currentRange { text += ",2" + Self.hex(Int(currentRange.index), digits: 2) }
+    if let rangeIndex { text += ",2" + Self.hex(Int(rangeIndex), digits: 2) }
     if let noise { text += ",4" + Self.hex(max(0, noise), digits: 1) }
     for other in otherMetadata { text += "," + other }
     return text
@@ -119,7 +132,7 @@ public struct MethodScriptValue: Hashable, Sendable, CustomStringConvertible {
       prefix = parsed
     }
     var status: MeasurementStatus?
-    var range: CurrentRange?
+    var range: UInt8?
     var noise: Int?
     var other: [String] = []
     for field in fields.dropFirst() {
@@ -129,13 +142,13 @@ public struct MethodScriptValue: Hashable, Sendable, CustomStringConvertible {
       }
       switch kind {
       case UInt8(ascii: "1") where bytes.count == 2: status = MeasurementStatus(rawValue: UInt8(number))
-      case UInt8(ascii: "2") where bytes.count == 3: range = CurrentRange(index: UInt8(number))
+      case UInt8(ascii: "2") where bytes.count == 3: range = UInt8(number)
       case UInt8(ascii: "4"): noise = number
       default: other.append(String(field))
       }
     }
-    self.init(
-      type: type, raw: raw, prefix: prefix, status: status, currentRange: range, noise: noise, otherMetadata: other)
+    self.init(type: type, raw: raw, prefix: prefix, status: status, noise: noise, otherMetadata: other)
+    self.rangeIndex = range
   }
 
   private static func parseHex(_ bytes: some Collection<UInt8>) -> Int? {

@@ -24,6 +24,21 @@ public struct MethodScriptVariableType: Hashable, Sendable, CustomStringConverti
   /// Whether values of this type are currents (their metadata carries a current range).
   public var isCurrent: Bool { unit == "A" || unit == "Arms" }
 
+  /// Which kind of range a value's `2XX` metadata names, as PalmSens' decoders
+  /// read it: a current range for currents and for `cc` (Z real, which carries
+  /// the current range of the impedance measurement), a potential range for
+  /// potentials and for `cd` (Z imaginary); none for other types.
+  public var rangeKind: RangeKind {
+    if self == .zReal || isCurrent { return .current }
+    if self == .zImaginary || unit == "V" || unit == "Vrms" { return .potential }
+    return .none
+  }
+
+  /// What a `2XX` metadata field indexes.
+  public enum RangeKind: Hashable, Sendable {
+    case current, potential, none
+  }
+
   public var description: String { code }
 
   public static let unknown = MethodScriptVariableType(known: "aa")
@@ -57,6 +72,11 @@ public struct MethodScriptVariableType: Hashable, Sendable, CustomStringConverti
     "ca": ("phase", "°"), "cb": ("impedance", "Ω"), "cc": ("Z real", "Ω"), "cd": ("Z imaginary", "Ω"),
     "ce": ("EIS E TDD", "V"), "cf": ("EIS I TDD", "A"), "cg": ("EIS sampling frequency", "Hz"),
     "ch": ("EIS E AC", "Vrms"), "ci": ("EIS E DC", "V"), "cj": ("EIS I AC", "Arms"), "ck": ("EIS I DC", "A"),
+    "cl": ("Z real bipot", "Ω"), "cm": ("Z imaginary bipot", "Ω"), "cn": ("Z real S2 vs RE", "Ω"),
+    "co": ("Z imaginary S2 vs RE", "Ω"), "cp": ("Z real SE vs S2", "Ω"), "cq": ("Z imaginary SE vs S2", "Ω"),
+    "cr": ("EIS bipot I TDD", "A"), "cs": ("EIS S2 vs RE E TDD", "V"), "ct": ("EIS SE vs S2 E TDD", "V"),
+    "cu": ("EIS bipot I AC", "Arms"), "cv": ("EIS bipot I DC", "A"), "cw": ("EIS S2 vs RE E AC", "Vrms"),
+    "cx": ("EIS S2 vs RE E DC", "V"), "cy": ("EIS SE vs S2 E AC", "Vrms"), "cz": ("EIS SE vs S2 E DC", "V"),
     "da": ("applied potential", "V"), "db": ("applied current", "A"), "dc": ("applied frequency", "Hz"),
     "dd": ("applied AC amplitude", "Vrms"),
     "ea": ("channel", ""), "eb": ("time", "s"), "ec": ("pin mask", ""), "ed": ("temperature", "°C"),

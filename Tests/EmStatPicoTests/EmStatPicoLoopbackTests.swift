@@ -132,6 +132,39 @@ struct EmStatPicoLoopbackTests {
     #expect(text == "F!0003\nZ!0006\n")
   }
 
+  @Test func aScriptStoredInFlashRunsAgainFromFlash() async throws {
+    let model = Self.quiet()
+    let client = try await rig.connect(model)
+    // Nothing loaded yet: `r` and `Lmscr` are not valid now.
+    await #expect(throws: EmStatPicoClientError.self) { try await client.loadMethodScriptFromFlash() }
+    await #expect(throws: EmStatPicoClientError.self) { try await client.storeMethodScriptInFlash() }
+    try await client.loadMethodScript(Self.lsv)
+    #expect(await model.scriptsStarted == 0)
+    try await client.storeMethodScriptInFlash()
+    #expect(await model.flashScript?.first == "var c")
+    // Another script replaces the one in RAM; the flash keeps the LSV.
+    try await client.loadMethodScript("var x\nstore_var x 1i ja\npck_start\npck_add x\npck_end")
+    let (loaded, loadedError) = try await rig.collect(try await client.runLoadedMethodScript(), device: model)
+    #expect(loadedError == nil)
+    #expect(EmStatPicoRig.packages(loaded).map(\.line) == ["Pja8000001i"])
+    let (events, error) = try await rig.collect(try await client.runMethodScriptFromFlash(), device: model)
+    #expect(error == nil)
+    #expect(events.first == .scriptAccepted)
+    #expect(EmStatPicoRig.packages(events).count == 101)
+    // A refused script leaves the loaded one in place.
+    await #expect(throws: EmStatPicoClientError.self) { try await client.loadMethodScript("bogus") }
+    let (again, _) = try await rig.collect(try await client.runLoadedMethodScript(), device: model)
+    #expect(EmStatPicoRig.packages(again).count == 101)
+  }
+
+  @Test func runWithNothingLoadedAnswersInvalidNow() async throws {
+    let client = try await rig.connect(Self.quiet())
+    let stream = try await client.runLoadedMethodScript()
+    await #expect(throws: EmStatPicoClientError.self) {
+      for try await _ in stream {}
+    }
+  }
+
   @Test func abortStopsTheLoopAndEndsTheScript() async throws {
     let model = Self.quiet()
     let client = try await rig.connect(model)

@@ -27,7 +27,16 @@ struct EmStatPicoRig {
     _ script: String, on client: EmStatPicoClient, device: EmStatPico? = nil, step: Duration = .milliseconds(100),
     limit: Duration = .seconds(120), during: (@Sendable (Duration) async -> Void)? = nil
   ) async throws -> (events: [MeasurementEvent], error: (any Error)?) {
-    let stream = try await client.sendMethodScript(script)
+    try await collect(
+      client.sendMethodScript(script), device: device, step: step, limit: limit, during: during)
+  }
+
+  /// The events of a script's output `stream`, advancing virtual time as `run` does.
+  func collect(
+    _ stream: AsyncThrowingStream<MeasurementEvent, any Error>, device: EmStatPico? = nil,
+    step: Duration = .milliseconds(100), limit: Duration = .seconds(120),
+    during: (@Sendable (Duration) async -> Void)? = nil
+  ) async throws -> (events: [MeasurementEvent], error: (any Error)?) {
     let done = Mutex(false)
     let collector = Task {
       var events: [MeasurementEvent] = []

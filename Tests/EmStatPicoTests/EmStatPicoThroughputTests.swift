@@ -41,6 +41,80 @@ struct EmStatPicoThroughputTests {
     #expect(rate > 5_000)
   }
 
+  /// One script per technique (about 2,000 points each, noise on), and the cell it runs on.
+  static let techniques: [(name: String, loop: String, redox: Bool)] = [
+    ("LSV", "meas_loop_lsv e i -500m 500m 500u 1", false),
+    ("CV", "meas_loop_cv e i 0 500m -500m 1m 1", false),
+    ("CA", "meas_loop_ca e i 200m 1m 2", false),
+    ("DPV", "meas_loop_dpv e i 0 400m 200u 25m 5m 20m", true),
+    ("SWV", "meas_loop_swv e i f r 0 400m 200u 25m 100", true),
+    ("NPV", "meas_loop_npv e i 0 400m 200u 5m 20m", true),
+    ("ACV", "meas_loop_acv e i ea ia zr zi 0 400m 200u 20m 10m 15", true),
+    ("LSP", "meas_loop_lsp e i -50u 50u 50n 100u", false),
+    ("CP", "meas_loop_cp e i 10u 1m 2", false),
+    ("PAD", "meas_loop_pad e i 100m 500m 1m 5m 10 3", false),
+    ("OCP", "meas_loop_ocp e 1m 2", false),
+    ("EIS", "meas_loop_eis f zr zi 10m 100k 1 2000i 0", false),
+    ("GEIS", "meas_loop_geis f zr zi 10u 100k 1 2000i 0", false),
+  ]
+
+  @Test(arguments: techniques.indices)
+  func techniquePointsPerSecond(_ index: Int) async throws {
+    let (name, loop, redox) = Self.techniques[index]
+    let outputs = loop.split(separator: " ").dropFirst().prefix { Double($0) == nil && !$0.contains("m") }
+    let script = """
+      set_pgstat_mode \(["LSP", "CP", "GEIS"].contains(name) ? 6 : 3)
+      set_autoranging ba 100n 5m
+      cell_on
+      \(loop)
+        pck_start
+      \(outputs.prefix(2).map { "pck_add \($0)" }.joined(separator: "\n"))
+        pck_end
+      endloop
+      """
+    let cell =
+      redox
+      ? ElectrochemicalCell.randles(
+        solutionResistance: 100, chargeTransferResistance: 1_000, doubleLayerCapacitance: 1e-6, redox: RedoxCouple())
+      : .dummy
+    let started = ContinuousClock.now
+    let lines = try await EmStatPicoPhysicsTests.run(script, cell: cell, currentNoise: 1e-4, impedanceNoise: 1e-3)
+    let elapsed = (ContinuousClock.now - started).seconds
+    let points = lines.filter { $0.hasPrefix("P") }.count
+    #expect(points >= 1_900, "\(name): \(lines.prefix(3))")
+    print(
+      "EmStatPicoThroughput: \(name) \(Int(Double(points) / elapsed)) points/s (\(points) points in \(elapsed) s wall)")
+    #expect(Double(points) / elapsed > 50)
+  }
+
+  @Test func aThousandPointDPVInTheLoopback() async throws {
+    let rig = EmStatPicoRig()
+    let model = EmStatPico(
+      configuration: EmStatPicoConfiguration(
+        cell: ElectrochemicalCell(circuit: .open, redox: RedoxCouple()), currentNoise: 1e-4))
+    let client = try await rig.connect(model)
+    // 1,001 points: 0 to 0.4 V in 0.4 mV steps, 0.1 s a point (100 s of virtual time).
+    let script = """
+      set_pgstat_mode 3
+      set_autoranging ba 100n 1m
+      cell_on
+      meas_loop_dpv e i 0 400m 400u 25m 5m 4m
+        pck_start
+        pck_add e
+        pck_add i
+        pck_end
+      endloop
+      """
+    let started = ContinuousClock.now
+    let (events, error) = try await rig.run(script, on: client, device: model, step: .seconds(1), limit: .seconds(200))
+    let elapsed = (ContinuousClock.now - started).seconds
+    #expect(error == nil)
+    let packages = EmStatPicoRig.packages(events)
+    #expect(packages.count == 1_001)
+    print("EmStatPicoThroughput: 1,001-point DPV in the loopback: \(elapsed) s wall (100 s virtual)")
+    #expect(elapsed < 60)
+  }
+
   @Test(arguments: [20, 244])
   func loopbackPointsPerSecond(payload: Int) async throws {
     let rig = EmStatPicoRig()

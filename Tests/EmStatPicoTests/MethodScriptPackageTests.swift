@@ -173,4 +173,31 @@ import Testing
     #expect(!CurrentRange(index: 12).isKnown)
     #expect(!CurrentRange(index: 0x8A).isKnown)
   }
+
+  @Test func everyTypePalmSensListsIsKnownWithItsUnit() {
+    #expect(MethodScriptVariableType.all.count == 68)
+    let bipotential = ["cl", "cm", "cn", "co", "cp", "cq", "cr", "cs", "ct", "cu", "cv", "cw", "cx", "cy", "cz"]
+    let units = ["Ω", "Ω", "Ω", "Ω", "Ω", "Ω", "A", "V", "V", "Arms", "A", "Vrms", "V", "Vrms", "V"]
+    for (code, unit) in zip(bipotential, units) {
+      let type = MethodScriptVariableType(code: code)
+      #expect(type?.isKnown == true, "\(code)")
+      #expect(type?.unit == unit, "\(code)")
+    }
+    #expect(MethodScriptVariableType(code: "cl")?.name == "Z real bipot")
+    #expect(MethodScriptVariableType(code: "zz")?.isKnown == false)
+  }
+
+  @Test func zImaginarysRangeIsAPotentialRangeAndZRealsACurrentRange() throws {
+    let package = try MethodScriptPackage(line: "Pdc8030D40 ;cc8012345m,10,288;cd7FEDCBAm,10,203")
+    #expect(package.values[1].currentRange == CurrentRange(index: 0x88))
+    #expect(package.values[1].potentialRangeIndex == nil)
+    #expect(package.values[2].currentRange == nil)
+    #expect(package.values[2].potentialRangeIndex == 3)
+    #expect(package.values[2].rangeIndex == 3)
+    #expect(package.currentRange == CurrentRange(index: 0x88))
+    // Potentials carry potential ranges, currents current ranges.
+    #expect(try MethodScriptValue(text: "ab8000000 ,205").potentialRangeIndex == 5)
+    #expect(try MethodScriptValue(text: "cj8000001u,207").currentRange == CurrentRange(index: 7))
+    #expect(package.line == "Pdc8030D40 ;cc8012345m,10,288;cd7FEDCBAm,10,203")
+  }
 }

@@ -36,8 +36,35 @@ import Testing
     Case(script: "pck_start\npck_start", errorLine: "!4006: Line 2, Col 1"),
     Case(script: "meas_loop_lsv p c -500m 500m 0 100m\nendloop", errorLine: "!4007: Line 1, Col 30"),
     Case(script: "meas_loop_lsv p c -500m 500m 10m -1\nendloop", errorLine: "!4007: Line 1, Col 34"),
-    Case(script: "set_range ba 10m", errorLine: "!4007: Line 1, Col 14"),
-    Case(script: "set_autoranging ba 50n 20m", errorLine: "!4007: Line 1, Col 24"),
+    Case(script: "set_range ba 0", errorLine: "!4007: Line 1, Col 14"),
+    Case(script: "set_autoranging ba 50n -20m", errorLine: "!4007: Line 1, Col 24"),
+    Case(script: "var i\nloop i < 3i\nadd_var i 1i", errorLine: "!4005: Line 2, Col 1"),
+    Case(script: "var i\nif i < 3i\nendloop", errorLine: "!4005: Line 3, Col 1"),
+    Case(script: "var i\nloop i < 3i\nendif", errorLine: "!4005: Line 3, Col 1"),
+    Case(script: "var i\nif i < 3i\nelse\nelseif i > 1\nendif", errorLine: "!4005: Line 4, Col 1"),
+    Case(script: "else", errorLine: "!4005: Line 1, Col 1"),
+    Case(script: "breakloop", errorLine: "!4005: Line 1, Col 1"),
+    Case(script: "var i\nif i < 3i\nbreakloop\nendif", errorLine: "!4005: Line 3, Col 1"),
+    Case(script: "var i\nloop i =< 3i\nendloop", errorLine: "!4003: Line 2, Col 8"),
+    Case(script: "var i\nloop i <\nendloop", errorLine: "!4002: Line 2, Col 1"),
+    Case(script: "var i\nif i < 3i 4\nendif", errorLine: "!4002: Line 2, Col 11"),
+    Case(script: "var i\nadd_var i[0i] 1", errorLine: "!4003: Line 2, Col 9"),
+    Case(script: "array a 4i\nadd_var a 1", errorLine: "!4003: Line 2, Col 9"),
+    Case(script: "array a 4i\nadd_var a[j] 1", errorLine: "!4004: Line 2, Col 9"),
+    Case(script: "array a 4i\nadd_var a[-1i] 1", errorLine: "!4007: Line 2, Col 9"),
+    Case(script: "array a 0i", errorLine: "!4007: Line 1, Col 9"),
+    Case(script: "array a 100000i", errorLine: "!4007: Line 1, Col 9"),
+    Case(script: "var a\nbit_and_var a 0x1G", errorLine: "!4003: Line 2, Col 15"),
+    Case(script: "var a\nbit_and_var a 0b102", errorLine: "!4003: Line 2, Col 15"),
+    Case(script: "send_string \"open", errorLine: "!4003: Line 1, Col 13"),
+    Case(script: "send_string f\"{x}\"", errorLine: "!4004: Line 1, Col 13"),
+    Case(script: "send_string text", errorLine: "!4003: Line 1, Col 13"),
+    Case(script: "meas 100m t zz", errorLine: "!4003: Line 1, Col 13"),
+    Case(script: "meas -1 t ba", errorLine: "!4007: Line 1, Col 6"),
+    Case(script: "meas_loop_dpv e i 0 1 10m 20m 5m\nendloop", errorLine: "!4002: Line 1, Col 1"),
+    Case(
+      script: "meas_loop_ocp e 100m 1\nmeas_loop_cp e i 1u 100m 1\nendloop\nendloop",
+      errorLine: "!4005: Line 2, Col 1"),
     Case(script: "set_pgstat_mode 7", errorLine: "!4007: Line 1, Col 17"),
     Case(script: "meas_loop_cv p c 0 1 -1 10m 1 nscans(0)\nendloop", errorLine: "!4007: Line 1, Col 31"),
     Case(script: "meas_loop_cv p c 0 1 -1 10m 1 scans(2)\nendloop", errorLine: "!4003: Line 1, Col 31"),
@@ -139,6 +166,61 @@ import Testing
       """
     let parsed = MethodScriptParser().parse(text: modern)
     #expect((try? parsed.get()) != nil, "\(parsed)")
+  }
+
+  @Test func literalsTakeIntegerHexAndBinaryForms() {
+    #expect(MethodScriptParser.literal("0x3FFi") == .integer(0x3FF))
+    #expect(MethodScriptParser.literal("0x1E") == .integer(30))
+    #expect(MethodScriptParser.literal("0b101") == .integer(5))
+    #expect(MethodScriptParser.literal("0b11111110") == .integer(254))
+    #expect(MethodScriptParser.literal("-7i") == .integer(-7))
+    #expect(MethodScriptParser.literal("2100m") == .literal(2.1))
+    #expect(MethodScriptParser.literal("1.5i") == nil)
+    #expect(MethodScriptParser.literal("0b") == nil)
+  }
+
+  @Test func namesMayBeLongerThanSixteenCharacters() throws {
+    let script = try MethodScriptParser().parse(
+      text: "var frequency_start_in_hertz\nstore_var frequency_start_in_hertz 100k ja"
+    )
+    .get()
+    #expect(script.statements.count == 2)
+  }
+
+  @Test func measTakesItsDocumentedIntervalForm() throws {
+    let script = try MethodScriptParser().parse(text: "meas 100m temp ef").get()
+    #expect(script.statements.first?.command == .measure(.variable("temp"), "ef", interval: .literal(0.1)))
+  }
+
+  @Test func controlFlowNestsAndKeepsItsLines() throws {
+    let script = try MethodScriptParser().parse(
+      text: """
+        var i
+        store_var i 0i ja
+        loop i < 10i
+          if i == 3i
+            breakloop
+          elseif i >= 1i
+            add_var i 2i
+          else
+            add_var i 1i
+          endif
+        endloop
+        """
+    ).get()
+    guard case .loop(let condition, let body) = script.statements.last?.command else {
+      Issue.record("no loop: \(script)")
+      return
+    }
+    #expect(condition == MethodScript.Condition(lhs: .variable("i"), comparison: .less, rhs: .integer(10)))
+    guard case .conditional(let branches) = body.first?.command else {
+      Issue.record("no if: \(body)")
+      return
+    }
+    #expect(branches.count == 3)
+    #expect(branches[0].body == [MethodScript.Statement(.breakLoop, line: 5)])
+    #expect(branches[2].condition == nil)
+    #expect(script.statements.last?.line == 3)
   }
 
   @Test func literalsTakeSIPrefixes() {

@@ -320,23 +320,98 @@ public actor EmStatPicoClient {
     -> AsyncThrowingStream<MeasurementEvent, any Error>
   {
     try startRequest()
-    var body = script.split(separator: "\n", omittingEmptySubsequences: false).map {
-      $0.hasSuffix("\r") ? String($0.dropLast()) : String($0)
-    }
-    while body.last?.allSatisfy({ $0 == " " || $0 == "\t" }) == true { body.removeLast() }
-    if body.first != "e" { body.insert("e", at: 0) }
-    let text = body.joined(separator: "\n") + "\n\n"
     do {
-      try await sendMessage(text)
+      try await sendMessage(Self.scriptText(script, command: "e"))
     } catch {
       busy = false
       throw error
     }
+    return outputStream(lineTimeout: lineTimeout)
+  }
+
+  /// `l`: loads a script into the device's RAM without running it (`e` is
+  /// not needed; the empty line that ends it is added). Throws `device` when
+  /// the device refuses the script.
+  public func loadMethodScript(_ script: String, timeout: Duration = .seconds(5)) async throws {
+    try await request(Self.scriptText(script, command: "l")) { client in
+      for expected in ["l", ""] {
+        let line = try await client.nextLine(timeout: timeout)
+        try Self.check(line)
+        guard line == expected else {
+          throw EmStatPicoClientError(.malformedResponse, "unexpected answer to l: '\(line)'")
+        }
+      }
+    }
+  }
+
+  /// `Fmscr`: stores the script in RAM in the device's flash.
+  public func storeMethodScriptInFlash(timeout: Duration = .seconds(3)) async throws {
+    try await echoed("Fmscr", timeout: timeout)
+  }
+
+  /// `Lmscr`: loads the script stored in flash into RAM, as PalmSens'
+  /// `load_mscript_from_flash` does.
+  public func loadMethodScriptFromFlash(timeout: Duration = .seconds(3)) async throws {
+    try await echoed("Lmscr", timeout: timeout)
+  }
+
+  /// `r`: runs the script in RAM; its output as `sendMethodScript`'s.
+  public func runLoadedMethodScript(lineTimeout: Duration? = nil) async throws
+    -> AsyncThrowingStream<MeasurementEvent, any Error>
+  {
+    try startRequest()
+    do {
+      try await sendMessage("r\n")
+    } catch {
+      busy = false
+      throw error
+    }
+    return outputStream(lineTimeout: lineTimeout, accepted: "r")
+  }
+
+  /// PalmSens' `run_mscript_from_flash`: `Lmscr`, then `r`.
+  public func runMethodScriptFromFlash(lineTimeout: Duration? = nil) async throws
+    -> AsyncThrowingStream<MeasurementEvent, any Error>
+  {
+    try await loadMethodScriptFromFlash()
+    return try await runLoadedMethodScript(lineTimeout: lineTimeout)
+  }
+
+  /// A command the device answers with its first letter.
+  private func echoed(_ command: String, timeout: Duration) async throws {
+    try await request(command + "\n") { client in
+      let line = try await client.nextLine(timeout: timeout)
+      try Self.check(line)
+      guard line == String(command.prefix(1)) else {
+        throw EmStatPicoClientError(.malformedResponse, "unexpected answer to \(command): '\(line)'")
+      }
+    }
+  }
+
+  /// The script's lines after `command` (a leading `e` line is dropped), then the empty line.
+  private static func scriptText(_ script: String, command: String) -> String {
+    var body = script.split(separator: "\n", omittingEmptySubsequences: false).map {
+      $0.hasSuffix("\r") ? String($0.dropLast()) : String($0)
+    }
+    while body.last?.allSatisfy({ $0 == " " || $0 == "\t" }) == true { body.removeLast() }
+    if body.first == "e" { body.removeFirst() }
+    body.insert(command, at: 0)
+    return body.joined(separator: "\n") + "\n\n"
+  }
+
+  /// The events of a running script's output, up to its empty line.
+  private func outputStream(lineTimeout: Duration?, accepted: String = "e") -> AsyncThrowingStream<
+    MeasurementEvent, any Error
+  > {
     let (stream, continuation) = AsyncThrowingStream<MeasurementEvent, any Error>.makeStream()
     let task = Task(executorPreference: Task.currentExecutorPreference) {
       do {
         while true {
           let line = try await self.nextLine(timeout: lineTimeout)
+          if line == accepted {
+            continuation.yield(.scriptAccepted)
+            continue
+          }
           switch MethodScriptLine(line) {
           case .executing: continuation.yield(.scriptAccepted)
           case .measurementLoopStarted(let id): continuation.yield(.loopStarted(id: id))
