@@ -139,15 +139,24 @@ final class KardiaRelayRun: Sendable {
   }
 
   /// Sends what is queued, waits for the server's answers to it, closes the
-  /// relay and stops the server; gives up waiting after `limit` (wall time).
-  func finish(within limit: Duration = .seconds(10)) async {
+  /// relay and stops the server; gives up waiting after `limit` (wall time),
+  /// and says so as an error. In the loopback a run's samples arrive in
+  /// seconds of wall time and the server analyses them all after, which on a
+  /// loaded machine with a debug build took more than 10 s.
+  func finish(within limit: Duration = .seconds(60)) async {
     queue.finish()
     let (relay, sending, receiving, serving) = (self.relay, self.sending, self.receiving, self.serving)
-    _ = try? await WallTimeLimit.run(limit) {
-      await sending.value
-      // The server answers every event before it answers the close.
-      await relay.close()
-      await receiving.value
+    do {
+      try await WallTimeLimit.run(limit) {
+        await sending.value
+        // The server answers every event before it answers the close.
+        await relay.close()
+        await receiving.value
+      }
+    } catch {
+      observer.error(
+        "kardia relay: the server's answers to what was relayed did not all arrive within \(limit) (wall time)",
+        device: device)
     }
     sending.cancel()
     await relay.close()
