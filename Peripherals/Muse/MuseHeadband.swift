@@ -141,9 +141,10 @@ public actor MuseHeadband: PeripheralModel {
         : CharacteristicDefinition(uuid(entry.number), name: entry.name, properties: [.notify], handle: handle)
     }
     // The definitions are fixed and valid; a failure here is a programming error.
-    return try! GATTProfile([
-      ServiceDefinition(service, name: "Muse", handle: serviceHandle, characteristics: characteristics)
-    ])
+    // muse-lsl files a packet set when AF7, the last of the five, arrives: the order matters.
+    return try! GATTProfile(
+      [ServiceDefinition(service, name: "Muse", handle: serviceHandle, characteristics: characteristics)],
+      keepsNotificationOrder: true)
   }
 
   /// Where a real headband's `FE8D` service starts, and its first value (Control's).

@@ -81,6 +81,9 @@ public actor BlueZPeripheral: PeripheralHost {
   private var confirmations: [CharacteristicAddress: [CheckedContinuation<Void, Never>]] = [:]
   /// The sockets BlueZ acquired, by characteristic, with their numbers.
   private var acquired: [CharacteristicAddress: [(number: Int, socket: NotificationSocket)]] = [:]
+  /// Where the last notification went, for a profile that keeps the order
+  /// of notifications across characteristics.
+  private var lastNotified: CharacteristicAddress?
   private var socketsAcquired = 0
 
   /// How many notification sockets BlueZ has acquired since hosting began.
@@ -734,6 +737,17 @@ public actor BlueZPeripheral: PeripheralHost {
     }
   }
 
+  /// For a profile that keeps the order of notifications across
+  /// characteristics: each characteristic has a socket of its own, and
+  /// bluetoothd reads whichever are ready in the order it acquired them, so
+  /// a notification on another characteristic waits until bluetoothd has
+  /// read the last one (at most 50 ms, then it goes anyway).
+  private func awaitPreviousNotification(before address: CharacteristicAddress) async {
+    defer { lastNotified = address }
+    guard let previous = lastNotified, previous != address, let sockets = acquired[previous] else { return }
+    for (_, socket) in sockets { _ = await socket.drain(within: .milliseconds(50)) }
+  }
+
   private func send(_ value: [UInt8], _ address: CharacteristicAddress, needing property: CharacteristicProperties)
     async throws(GATTError)
   {
@@ -750,6 +764,7 @@ public actor BlueZPeripheral: PeripheralHost {
     try NotificationRule.checkLength(
       value.count, mtu: smallest.mtu, central: smallest.central, definition, at: address, sending: property)
     if let sockets = acquired[address], !sockets.isEmpty {
+      if model.profile.keepsNotificationOrder { await awaitPreviousNotification(before: address) }
       var delivered = false
       for (number, socket) in sockets {
         do throws(NotificationSocket.Closed) {

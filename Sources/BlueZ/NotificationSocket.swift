@@ -132,6 +132,27 @@ final class NotificationSocket: @unchecked Sendable {
     guard sent else { throw Closed() }
   }
 
+  /// Whether the reader has taken every packet sent so far: none waits for
+  /// room here, and none sits unread in the socket (`SIOCOUTQ`: on a Unix
+  /// socket, the bytes sent that the other end has not read yet).
+  var isDrained: Bool {
+    guard outbox.withLock({ $0.waiting.isEmpty }) else { return false }
+    var unread: Int32 = 0
+    guard ioctl(fd, UInt(TIOCOUTQ), &unread) == 0 else { return true }
+    return unread == 0
+  }
+
+  /// Waits until the reader has taken every packet sent so far (``isDrained``),
+  /// for at most `limit`; returns whether it did.
+  func drain(within limit: Duration) async -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while !isDrained {
+      guard ContinuousClock.now < deadline else { return false }
+      try? await Task.sleep(for: .microseconds(200))
+    }
+    return true
+  }
+
   /// Sends what waits, in order, as far as the socket has room (on `queue`).
   private func flush() {
     var done: [(CheckedContinuation<Bool, Never>, Bool)] = []

@@ -1,0 +1,106 @@
+import BlueZ
+import DBus
+import DBusTestSupport
+import GATT
+import Glibc
+import Testing
+
+/// A profile that keeps the order of notifications across characteristics
+/// (the Muse's): each characteristic has a socket of its own, and a
+/// notification on another one goes out only once bluetoothd has read the
+/// last, so it cannot overtake it.
+@Suite struct PeripheralNotificationOrderTests {
+  actor TwoStreams: PeripheralModel {
+    static let service: BluetoothUUID = "d0e20041-0000-4000-8000-00000000c0de"
+    static let first = CharacteristicAddress(service: service, characteristic: "d0e20042-0000-4000-8000-00000000c0de")
+    static let second = CharacteristicAddress(service: service, characteristic: "d0e20043-0000-4000-8000-00000000c0de")
+    nonisolated let profile: GATTProfile
+    nonisolated let advertisement = AdvertisementData(localName: "Ordered")
+
+    init(keepsOrder: Bool) throws {
+      profile = try GATTProfile(
+        [
+          ServiceDefinition(
+            Self.service, name: "Ordered",
+            characteristics: [
+              CharacteristicDefinition(Self.first.characteristic, name: "First", properties: [.notify]),
+              CharacteristicDefinition(Self.second.characteristic, name: "Second", properties: [.notify]),
+            ])
+        ], keepsNotificationOrder: keepsOrder)
+    }
+  }
+
+  let privateBus: PrivateBus
+  init() async throws { privateBus = try await PrivateBus() }
+
+  /// Whether `fd` has a packet to read within `milliseconds`.
+  static func readable(_ fd: Int32, within milliseconds: Int32) -> Bool {
+    var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+    return poll(&entry, 1, milliseconds) == 1
+  }
+
+  static func read(_ fd: Int32) -> [UInt8] {
+    var buffer = [UInt8](repeating: 0, count: 64)
+    let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, 64) }
+    return Array(buffer.prefix(max(count, 0)))
+  }
+
+  func host(keepsOrder: Bool, name: String) async throws -> (BlueZPeripheral, first: Int32, second: Int32) {
+    let bluez = try await FakeBlueZ.start(on: privateBus)
+    let bus = try await privateBus.connect()
+    let peripheral = try await BlueZPeripheral.host(
+      try TwoStreams(keepsOrder: keepsOrder), on: bluez.adapter, bus: bus, name: name)
+    let root = "/org/doppel/hci0/\(name)/service0000"
+    let first = try await bluez.acquireNotify(try ObjectPath(root + "/char0000"), of: bus.uniqueName, mtu: 64).fd
+    let second = try await bluez.acquireNotify(try ObjectPath(root + "/char0001"), of: bus.uniqueName, mtu: 64).fd
+    let deadline = ContinuousClock.now + .seconds(5)
+    while await peripheral.acquiredNotificationSockets < 2, ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    return (peripheral, first, second)
+  }
+
+  @Test func aNotificationWaitsUntilTheLastOneOnAnotherCharacteristicIsRead() async throws {
+    let (peripheral, first, second) = try await host(keepsOrder: true, name: "ordered")
+    let sender = Task {
+      try await peripheral.notify([1], characteristic: TwoStreams.first)
+      try await peripheral.notify([2], characteristic: TwoStreams.second)
+    }
+    #expect(Self.readable(first, within: 2000))
+    // The second waits while the first lies unread…
+    #expect(!Self.readable(second, within: 30))
+    #expect(Self.read(first) == [1])
+    // …and goes once it was read.
+    #expect(Self.readable(second, within: 2000))
+    #expect(Self.read(second) == [2])
+    try await sender.value
+    close(first)
+    close(second)
+    await peripheral.stop()
+  }
+
+  @Test func withoutTheOrderEachCharacteristicGoesAtOnce() async throws {
+    let (peripheral, first, second) = try await host(keepsOrder: false, name: "free")
+    try await peripheral.notify([1], characteristic: TwoStreams.first)
+    try await peripheral.notify([2], characteristic: TwoStreams.second)
+    #expect(Self.readable(second, within: 2000))
+    #expect(Self.read(second) == [2])
+    #expect(Self.read(first) == [1])
+    close(first)
+    close(second)
+    await peripheral.stop()
+  }
+
+  /// A reader that never reads does not hold the device up for long.
+  @Test func anUnreadSocketHoldsTheNextNotificationBackAtMost50Milliseconds() async throws {
+    let (peripheral, first, second) = try await host(keepsOrder: true, name: "stalled")
+    try await peripheral.notify([1], characteristic: TwoStreams.first)
+    let start = ContinuousClock.now
+    try await peripheral.notify([2], characteristic: TwoStreams.second)
+    #expect(ContinuousClock.now - start >= .milliseconds(50))
+    #expect(Self.read(second) == [2])
+    close(first)
+    close(second)
+    await peripheral.stop()
+  }
+}
