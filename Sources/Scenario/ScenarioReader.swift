@@ -104,6 +104,14 @@ struct ScenarioReader {
       case "client":
         device.client = readSettings(node, specs: description.clientSettings, of: "\(model)'s client settings")
         locate(node, prefix: "client", in: &device)
+      case "profile":
+        guard description.declaresProfile else {
+          document.fail(
+            .unknownKey, at: node, "\(ScenarioDocument.article(model)) \(model) has a profile of its own",
+            suggestion: "remove 'profile', or use model 'generic' for a device declared by its profile")
+          continue
+        }
+        device.profile = ProfileReader.read(node, in: document)
       case "streams":
         let names = description.streams.map(\.name)
         guard let streams = document.entries(node, of: "\(model)'s streams", allowed: names) else { continue }
@@ -766,7 +774,7 @@ struct ScenarioReader {
   /// A characteristic's key the model has, or an error listing the model's keys.
   private func characteristic(_ node: Node, of device: DeviceSpec, description: DeviceDescription?) -> String? {
     guard let name = document.text(node, "a characteristic") else { return nil }
-    let known = description?.characteristics ?? []
+    let known = device.profile?.gatt.characteristicKeys ?? description?.characteristics ?? []
     guard known.isEmpty || known.contains(name) else {
       document.failUnknown(
         .unknownReference, at: node,
