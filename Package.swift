@@ -94,13 +94,13 @@ let package = Package(
       dependencies: [
         "BlueZ", "DBus", "GATT", "Signals", "Scenario", "BlendMicro", "BlendMicroClient", "E4", "E4Link", "KardiaRelay",
         "ActiGraphLink", "ActiGraphLinkSDK",
-        "EmStatPico", "EmStatPicoClient", "MethodScriptFormat", "Muse", "ArctopSDK", "Generic", "Capture",
+        "EmStatPico", "EmStatPicoClient", "MethodScriptFormat", "Muse", "ArctopSDK", "Generic",
         .product(name: "Logging", package: "swift-log"),
       ]
     ),
     .executableTarget(
       name: "doppel",
-      dependencies: ["DoppelKit", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+      dependencies: ["DoppelKit", "Capture", .product(name: "ArgumentParser", package: "swift-argument-parser")]
     ),
     // An independent central on Doppel's BlueZ library, held to a scenario by `doppel test` (Examples/).
     .executableTarget(

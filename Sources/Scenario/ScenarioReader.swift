@@ -111,6 +111,7 @@ struct ScenarioReader {
             suggestion: "remove 'profile', or use model 'generic' for a device declared by its profile")
           continue
         }
+        device.locations["profile"] = document.location(node)
         device.profile = ProfileReader.read(node, in: document)
       case "streams":
         let names = description.streams.map(\.name)
@@ -774,6 +775,8 @@ struct ScenarioReader {
   /// A characteristic's key the model has, or an error listing the model's keys.
   private func characteristic(_ node: Node, of device: DeviceSpec, description: DeviceDescription?) -> String? {
     guard let name = document.text(node, "a characteristic") else { return nil }
+    // A declared profile that is invalid has its own errors already: its keys are not known.
+    if device.profile == nil, device.locations["profile"] != nil { return name }
     let known = device.profile?.gatt.characteristicKeys ?? description?.characteristics ?? []
     guard known.isEmpty || known.contains(name) else {
       document.failUnknown(
