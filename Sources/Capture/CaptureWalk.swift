@@ -52,6 +52,8 @@ struct CaptureWalk {
       let key = LinkKey(controller: frame.controller, handle: frame.handle)
       guard frame.channel == 4, var link = links[key] else { return }
       if frame.isCut {
+        // Counted as ATT traffic, so an import says it cannot be read rather than that there is none.
+        link.connection.attPDUs += 1
         if link.connection.firstCutATT == nil {
           link.connection.firstCutATT = (frame.record, frame.offset, frame.payload.count)
         }

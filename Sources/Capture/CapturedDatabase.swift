@@ -38,8 +38,8 @@ public struct CapturedDatabase: Sendable {
     characteristics.values.filter { $0.valueHandle <= handle }.max { $0.valueHandle < $1.valueHandle }
       .flatMap { candidate in
         let next = characteristics.values.filter { $0.declaration > candidate.declaration }.map(\.declaration).min()
-        let end = min(next ?? .max, service(holding: candidate.valueHandle).map { $0.end &+ 1 } ?? .max)
-        return handle < end ? candidate : nil
+        let end = min(Int(next ?? .max), service(holding: candidate.valueHandle).map { Int($0.end) + 1 } ?? Int.max)
+        return Int(handle) < end ? candidate : nil
       }
   }
 

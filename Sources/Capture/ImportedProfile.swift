@@ -52,9 +52,9 @@ struct ImportedProfile {
       }.sorted { $0.declaration < $1.declaration }
       var entries: [Entry] = []
       for (index, characteristic) in characteristics.enumerated() {
-        let end = index + 1 < characteristics.count ? characteristics[index + 1].declaration : service.end &+ 1
+        let end = index + 1 < characteristics.count ? Int(characteristics[index + 1].declaration) : Int(service.end) + 1
         let descriptors = database.descriptors.filter {
-          $0.key > characteristic.valueHandle && $0.key < end && !Self.notDescriptors.contains($0.value)
+          $0.key > characteristic.valueHandle && Int($0.key) < end && !Self.notDescriptors.contains($0.value)
         }.sorted { $0.key < $1.key }.map { (uuid: $0.value, value: database.values[$0.key] ?? []) }
         if !characteristic.properties.intersection(Self.dropped).isEmpty { dropped = true }
         let key = name(characteristic.uuid, handle: characteristic.valueHandle)
