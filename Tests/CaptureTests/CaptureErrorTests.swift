@@ -122,3 +122,78 @@ struct CaptureErrorTests {
     #expect(throws: CaptureError.self) { try ImportedScenario(peripheral: cut, source: "cut") }
   }
 }
+
+/// Every way of cutting or lying about a fixture capture, tried
+/// exhaustively: each is read or refused with its record and offset.
+struct CaptureSweepTests {
+  static let capture: CaptureFixture = {
+    var capture = CaptureFixture(.monitor)
+    capture.newIndex(0, address: CaptureSession.central)
+    CaptureSession.write(into: &capture)
+    return capture
+  }()
+
+  /// The record whose bytes hold `offset`.
+  func record(holding offset: Int) -> Int {
+    Self.capture.offsets.lastIndex { $0 <= offset }.map { $0 + 1 } ?? 0
+  }
+
+  @Test func everyCutOfTheFileIsRefusedAtTheRecordItFalls() {
+    let bytes = Self.capture.bytes
+    for length in 16..<bytes.count where !Self.capture.offsets.contains(length) {
+      do {
+        _ = try Capture(bytes: Array(bytes.prefix(length)))
+        Issue.record("a capture cut at \(length) bytes was read")
+      } catch {
+        #expect(error.kind == .truncated)
+        #expect(error.record == record(holding: length - 1), "cut at \(length): \(error)")
+        #expect(error.offset == Self.capture.offsets[record(holding: length - 1) - 1])
+      }
+    }
+  }
+
+  @Test func everyLyingIncludedLengthIsRefusedAtItsRecord() {
+    for (index, offset) in Self.capture.offsets.enumerated() {
+      for lie in [0, 1, 3, 23, 0x0001_0000, 0xFFFF_FFFF] as [UInt32] {
+        var bytes = Self.capture.bytes
+        let field = offset + 4
+        bytes.replaceSubrange(
+          field..<field + 4,
+          with: [
+            UInt8(lie >> 24), UInt8(truncatingIfNeeded: lie >> 16), UInt8(truncatingIfNeeded: lie >> 8),
+            UInt8(truncatingIfNeeded: lie),
+          ])
+        do {
+          _ = try Capture(bytes: bytes)
+        } catch {
+          // The lie shows at its record, or at the record its bytes now run into.
+          #expect(error.record != nil && error.offset != nil, "record \(index + 1), length \(lie): \(error)")
+          #expect((error.record ?? 0) >= index + 1, "record \(index + 1), length \(lie): \(error)")
+        }
+      }
+    }
+  }
+
+  @Test func droppingAnyFragmentOfTheLongNotificationIsAnError() throws {
+    // The long notification is the run of records with ACL continuation fragments.
+    let capture = Self.capture
+    let acl = capture.offsets.indices.filter { index in
+      let start = capture.offsets[index] + 24
+      let flags = capture.bytes[capture.offsets[index] + 11]
+      return flags == 5 && capture.bytes[start + 1] >> 4 == 1
+    }
+    #expect(acl.count == 3, "107 bytes in 27-byte fragments: a start and three continuations")
+    for dropped in [acl[0] - 1] + acl {
+      var bytes = Array(capture.bytes.prefix(capture.offsets[dropped]))
+      let next = dropped + 1 < capture.offsets.count ? capture.offsets[dropped + 1] : capture.bytes.count
+      bytes += capture.bytes[next...]
+      do {
+        _ = try Capture(bytes: bytes)
+        Issue.record("a capture without record \(dropped + 1) was read")
+      } catch {
+        #expect([.incompleteFragments, .malformedPacket, .badLength].contains(error.kind), "\(error)")
+        #expect(error.record != nil && error.offset != nil)
+      }
+    }
+  }
+}
