@@ -166,7 +166,8 @@ public struct ImportedScenario: Sendable {
     // The captured session from the connection on, and 10 s more for the central to find the device.
     scenario += "duration: \((anchor - connection.connectedAt + end + 10_000_000) / 1000)ms\n"
     scenario += "devices:\n  - id: device\n    model: generic\n    profile: \(Self.profileFile)\n"
-    scenario += "    client: {reconnect: false}\n"
+    // Doppel's own client writes what the captured central wrote; another central under `doppel test` ignores it.
+    scenario += "    client: {reconnect: false\(writeCount > 0 ? ", writes: \(Self.writesFile)" : "")}\n"
     scenario += timeline
     var expectations: [String] = []
     for key in subscribed { expectations.append("  - central-subscribed: \(key)") }
