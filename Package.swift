@@ -155,7 +155,7 @@ let package = Package(
     .testTarget(name: "DoppelCLITests", dependencies: ["doppel"]),
     .testTarget(name: "FuzzingTests", dependencies: ["Fuzzing"]),
     .testTarget(name: "GenericTests", dependencies: ["Generic", "GATT", "Loopback"]),
-    .testTarget(name: "CaptureTests", dependencies: ["Capture", "GATT"]),
+    .testTarget(name: "CaptureTests", dependencies: ["Capture", "GATT"], exclude: ["Captures"]),
     // End-to-end tests over real BlueZ; ci/test runs them inside the virtual lab.
     .testTarget(
       name: "LabTests",

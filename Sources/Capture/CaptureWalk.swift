@@ -28,9 +28,9 @@ struct CaptureWalk {
 
   private(set) var records = 0
   private var controllers: [UInt16: DeviceAddress] = [:]
-  private var advertised: [DeviceAddress: AdvertisementData] = [:]
+  private var advertised: [DeviceAddress: [CapturedAdvertisement]] = [:]
   /// What each controller was told to advertise.
-  private var ownAdvertising: [UInt16: AdvertisementData] = [:]
+  private var ownAdvertising: [UInt16: [CapturedAdvertisement]] = [:]
   private var links: [LinkKey: Link] = [:]
   private var ended: [Link] = []
   private var reassembler = L2CAPReassembler()
@@ -44,7 +44,7 @@ struct CaptureWalk {
         controllers[packet.controller] = address
       }
     case .command(let opcode, let parameters):
-      command(opcode, ByteReader(Array(parameters)), controller: packet.controller)
+      command(opcode, ByteReader(Array(parameters)), packet: packet)
     case .event(let code, let parameters):
       try event(code, ByteReader(Array(parameters)), packet: packet)
     case .acl:
@@ -74,24 +74,33 @@ struct CaptureWalk {
 
   // MARK: Commands and events
 
-  private mutating func command(_ opcode: UInt16, _ parameters: ByteReader, controller: UInt16) {
+  private mutating func command(_ opcode: UInt16, _ parameters: ByteReader, packet: HCIPacket) {
     var reader = parameters
     switch opcode {
     case 0x2008, 0x2009:
       // LE Set Advertising Data / Set Scan Response Data: length, 31 bytes.
       guard let length = reader.uint8(), let data = reader.bytes(min(Int(length), reader.remaining)) else { return }
-      ownAdvertising[controller, default: AdvertisementData()] = AdvertisingData.parse(data).merging(
-        ownAdvertising[controller] ?? AdvertisementData())
+      Self.add(
+        data, at: packet.time, scanResponse: opcode == 0x2009, to: &ownAdvertising[packet.controller, default: []])
     case 0x2037, 0x2038:
       // LE Set Extended Advertising / Scan Response Data: handle, operation, fragment preference, length, data.
       guard reader.bytes(3) != nil, let length = reader.uint8(),
         let data = reader.bytes(min(Int(length), reader.remaining))
       else { return }
-      ownAdvertising[controller, default: AdvertisementData()] = AdvertisingData.parse(data).merging(
-        ownAdvertising[controller] ?? AdvertisementData())
+      Self.add(
+        data, at: packet.time, scanResponse: opcode == 0x2038, to: &ownAdvertising[packet.controller, default: []])
     default:
       break
     }
+  }
+
+  /// Adds advertising data unless it is what the same kind said last.
+  private static func add(
+    _ bytes: [UInt8], at time: Int64, scanResponse: Bool, to list: inout [CapturedAdvertisement]
+  ) {
+    let data = AdvertisingData.parse(bytes)
+    if list.last(where: { $0.isScanResponse == scanResponse })?.data == data { return }
+    list.append(CapturedAdvertisement(time: time, isScanResponse: scanResponse, data: data))
   }
 
   private mutating func event(_ code: UInt8, _ parameters: ByteReader, packet: HCIPacket) throws(CaptureError) {
@@ -140,19 +149,23 @@ struct CaptureWalk {
         // LE Advertising Report: count, then per report event type, address type, address, length, data, RSSI.
         guard let count = reader.uint8() else { return }
         for _ in 0..<count {
-          guard reader.uint8() != nil, reader.uint8() != nil, let address = reader.bytes(6),
+          guard let type = reader.uint8(), reader.uint8() != nil, let address = reader.bytes(6),
             let length = reader.uint8(), let data = reader.bytes(Int(length)), reader.uint8() != nil
           else { return }
-          report(DeviceAddress(littleEndian: address), data)
+          Self.add(
+            data, at: packet.time, scanResponse: type == 0x04,
+            to: &advertised[DeviceAddress(littleEndian: address), default: []])
         }
       case 0x0D:
         // LE Extended Advertising Report: count, then per report 24 bytes of fields, length, data.
         guard let count = reader.uint8() else { return }
         for _ in 0..<count {
-          guard reader.uint16() != nil, reader.uint8() != nil, let address = reader.bytes(6),
+          guard let type = reader.uint16(), reader.uint8() != nil, let address = reader.bytes(6),
             reader.bytes(14) != nil, let length = reader.uint8(), let data = reader.bytes(Int(length))
           else { return }
-          report(DeviceAddress(littleEndian: address), data)
+          Self.add(
+            data, at: packet.time, scanResponse: type & 0x08 != 0,
+            to: &advertised[DeviceAddress(littleEndian: address), default: []])
         }
       default:
         break
@@ -160,10 +173,6 @@ struct CaptureWalk {
     default:
       break
     }
-  }
-
-  private mutating func report(_ address: DeviceAddress, _ data: [UInt8]) {
-    advertised[address] = (advertised[address] ?? AdvertisementData()).merging(AdvertisingData.parse(data))
   }
 
   // MARK: Peripherals
@@ -199,20 +208,22 @@ struct CaptureWalk {
       if !seen { peripheral.connections.append(link.connection) }
       found[own] = peripheral
     }
-    for (controller, data) in ownAdvertising {
+    // What a scanner heard, else what the peripheral's own controller was told to send.
+    for (address, list) in advertised.sorted(by: { $0.key < $1.key }) {
+      var peripheral = entry(address)
+      peripheral.advertisements = list
+      found[address] = peripheral
+    }
+    for (controller, list) in ownAdvertising.sorted(by: { $0.key < $1.key }) {
       guard let own = controllers[controller] else { continue }
       var peripheral = entry(own)
-      peripheral.advertisement = peripheral.advertisement.merging(data)
+      if peripheral.advertisements.isEmpty { peripheral.advertisements = list }
       found[own] = peripheral
-    }
-    for (address, data) in advertised.sorted(by: { $0.key < $1.key }) {
-      var peripheral = entry(address)
-      peripheral.advertisement = data.merging(peripheral.advertisement)
-      found[address] = peripheral
     }
     return order.compactMap { found[$0] }.map { peripheral in
       var sorted = peripheral
       sorted.connections.sort { $0.connectedAt < $1.connectedAt }
+      sorted.advertisement = sorted.advertisement(at: sorted.connections.first?.connectedAt ?? .max)
       return sorted
     }.enumerated().sorted { a, b in
       (a.element.attPDUs > 0 ? 0 : 1, a.offset) < (b.element.attPDUs > 0 ? 0 : 1, b.offset)

@@ -42,7 +42,7 @@ public struct ImportedScenario: Sendable {
     guard let index, peripheral.connections.indices.contains(index), peripheral.connections[index].attPDUs > 0 else {
       throw CaptureError(.noATTTraffic, "the capture has no ATT traffic with \(peripheral.address)")
     }
-    let connection = peripheral.connections[index]
+    var connection = peripheral.connections[index]
     var notes: [String] = []
     if let (record, offset, kept) = connection.firstCutATT {
       if let encrypted = connection.encryptedAt {
@@ -61,10 +61,20 @@ public struct ImportedScenario: Sendable {
     }
     var database = connection.database
     if database.services.isEmpty {
-      database = peripheral.database
-      if !database.services.isEmpty {
-        notes.append("the connection shows no discovery; the profile comes from the peripheral's other connections")
+      // The central had the database cached: the nearest discovery before it, else the first after it.
+      let discovered = peripheral.connections.indices.filter { !peripheral.connections[$0].database.services.isEmpty }
+      if let other = discovered.last(where: { $0 < index }) ?? discovered.first {
+        database = peripheral.connections[other].database
+        notes.append(
+          "connection \(index + 1) shows no discovery; the profile comes from connection \(other + 1)'s")
       }
+    }
+    // With a database from elsewhere, CCCD writes show only now.
+    connection.events = connection.events.map { time, event in
+      guard case .write(let handle, let value, _, _) = event, value.count == 2, database.isCCCD(handle) else {
+        return (time, event)
+      }
+      return (time, .subscription(handle: handle - 1, value: UInt16(value[0]) | UInt16(value[1]) << 8))
     }
     let profile = ImportedProfile(database: database, connection: connection, notes: &notes)
 
@@ -126,7 +136,8 @@ public struct ImportedScenario: Sendable {
     }
 
     // The profile file.
-    var profileText = profile.yaml(advertisement: peripheral.advertisement)
+    var profileText = profile.yaml(
+      advertisement: Self.fitting(peripheral.advertisement(at: connection.connectedAt), notes: &notes))
     profileText += "replay:\n  - {file: \(Self.recordingFile), from: \(anchorName)}\n"
     if !refusals.isEmpty {
       profileText += "responses:\n"
@@ -181,6 +192,34 @@ public struct ImportedScenario: Sendable {
     ]
     self.notes = notes
     self.summary = summary
+  }
+
+  /// `advertisement`, less what does not fit a legacy advertisement and its
+  /// scan response (extended advertising can carry more than BlueZ hosts in
+  /// legacy PDUs): service UUIDs from the last, then service data, then
+  /// manufacturer data; each drop is noted.
+  static func fitting(_ advertisement: AdvertisementData, notes: inout [String]) -> AdvertisementData {
+    var data = advertisement
+    var dropped: [String] = []
+    while (try? data.legacyLayout()) == nil {
+      if data.serviceUUIDs.count > 0 {
+        dropped.append("service UUID \(ImportedProfile.uuid(data.serviceUUIDs.removeLast()))")
+      } else if let uuid = data.serviceData.keys.max() {
+        data.serviceData[uuid] = nil
+        dropped.append("service data of \(ImportedProfile.uuid(uuid))")
+      } else if let company = data.manufacturerData.keys.max() {
+        data.manufacturerData[company] = nil
+        dropped.append("manufacturer data of company \(company)")
+      } else {
+        break
+      }
+    }
+    if !dropped.isEmpty {
+      notes.append(
+        "the advertising data does not fit a legacy advertisement and scan response; left out: "
+          + dropped.joined(separator: ", "))
+    }
+    return data
   }
 
   static func hex(_ bytes: [UInt8]) -> String {

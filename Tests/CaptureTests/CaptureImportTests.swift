@@ -1,4 +1,5 @@
 import Capture
+import Foundation
 import GATT
 import Testing
 
@@ -123,5 +124,37 @@ struct CaptureImportTests {
   private func hex(_ byte: UInt8) -> String {
     let text = String(byte, radix: 16)
     return text.count == 1 ? "0" + text : text
+  }
+}
+
+/// A real capture: two sessions the lab recorded with btmon (monitor
+/// datalink), cut from a longer hci.btsnoop to one connection each.
+struct LabCaptureTests {
+  static let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .appendingPathComponent("Captures/lab-two-sessions.btsnoop").path
+
+  @Test func bothPeripheralsWithTheirSessions() throws {
+    let capture = try Capture.read(path: Self.path)
+    #expect(capture.datalink == .monitor)
+    #expect(capture.records == 179)
+    #expect(capture.talkingPeripherals.map(\.address.description) == ["00:AA:01:02:00:02", "00:AA:01:00:00:00"])
+    let e4 = try #require(capture.peripheral(DeviceAddress("00:AA:01:02:00:02")!))
+    #expect(e4.advertisement.localName == "Empatica E4")
+    #expect(e4.advertisement.serviceUUIDs == [BluetoothUUID(0x3EA0)])
+    let connection = try #require(e4.connections.first)
+    #expect(connection.seenFromCentral)
+    #expect(connection.disconnection?.reason == 0x13)
+    let bvp = try #require(connection.database.characteristics.values.first { $0.uuid == BluetoothUUID(0x3EA1) })
+    #expect(bvp.properties == [.notify])
+    let notifications = connection.events.filter {
+      if case .notification(bvp.valueHandle, _) = $0.event { return true }
+      return false
+    }
+    #expect(notifications.count == 22)
+    // The E4's BVP packets count up by 8 in their first byte.
+    let counters = notifications.compactMap {
+      if case .notification(_, let value) = $0.event { value.first } else { nil }
+    }
+    #expect(counters == (0..<22).map { UInt8(truncatingIfNeeded: $0 * 8) })
   }
 }
