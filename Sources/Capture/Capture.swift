@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import GATT
 
 /// A btsnoop capture read down to ATT: the peripherals in it, each with its
@@ -18,11 +19,34 @@ public struct Capture: Sendable {
 
   /// Reads the capture at `path`.
   public static func read(path: String) throws(CaptureError) -> Capture {
-    guard let data = FileManager.default.contents(atPath: path) else {
+    try Capture(bytes: try contents(of: path))
+  }
+
+  /// The file's bytes, read straight into one array (a 100 MB capture takes 100 MB, not twice that).
+  static func contents(of path: String) throws(CaptureError) -> [UInt8] {
+    let descriptor = open(path, O_RDONLY)
+    guard descriptor >= 0 else {
       let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "does not exist"
       throw CaptureError(.unreadable, "the capture \(path) \(reason)")
     }
-    return try Capture(bytes: [UInt8](data))
+    defer { close(descriptor) }
+    var status = stat()
+    guard fstat(descriptor, &status) == 0 else { throw CaptureError(.unreadable, "the capture \(path) cannot be read") }
+    let size = Int(status.st_size)
+    var failed = false
+    let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+      count = 0
+      while count < size {
+        let got = Glibc.read(descriptor, buffer.baseAddress! + count, size - count)
+        if got <= 0 {
+          failed = got < 0
+          break
+        }
+        count += got
+      }
+    }
+    if failed { throw CaptureError(.unreadable, "the capture \(path) cannot be read") }
+    return bytes
   }
 
   /// Reads a capture held in memory.

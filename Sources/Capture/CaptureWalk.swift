@@ -50,17 +50,17 @@ struct CaptureWalk {
     case .acl:
       guard let frame = try reassembler.add(packet) else { return }
       let key = LinkKey(controller: frame.controller, handle: frame.handle)
-      guard frame.channel == 4, var link = links[key] else { return }
+      guard frame.channel == 4, links[key] != nil else { return }
+      // In place: a copy of the link would copy its events for every frame.
       if frame.isCut {
         // Counted as ATT traffic, so an import says it cannot be read rather than that there is none.
-        link.connection.attPDUs += 1
-        if link.connection.firstCutATT == nil {
-          link.connection.firstCutATT = (frame.record, frame.offset, frame.payload.count)
+        links[key]!.connection.attPDUs += 1
+        if links[key]!.connection.firstCutATT == nil {
+          links[key]!.connection.firstCutATT = (frame.record, frame.offset, frame.payload.count)
         }
       } else {
-        ATTReading.read(frame, on: &link)
+        ATTReading.read(frame, on: &links[key]!)
       }
-      links[key] = link
     case .other:
       break
     }
