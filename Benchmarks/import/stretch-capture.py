@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Stretches a real btsnoop (monitor) capture into a long one for the import
-benchmark: the notifications of one connection are repeated, in order and
-with their own spacing, with advancing timestamps, until the file has the
-size asked for; the records after them (the disconnection) follow, moved
-on by the same time.
+benchmark: the records from the first to the last notification on HANDLE
+(with whatever else the capture has between them: the other links' traffic
+too) are repeated, in order and with their own spacing, with advancing
+timestamps, until the file has the size asked for; the records after them
+(the disconnections) follow, moved on by the same time.
 
     stretch-capture.py SOURCE DESTINATION MEGABYTES HANDLE
 """

@@ -1,6 +1,6 @@
 import Foundation
-import Glibc
 import GATT
+import Glibc
 
 /// A btsnoop capture read down to ATT: the peripherals in it, each with its
 /// advertising data, its GATT database from the discovery responses, and its
@@ -14,7 +14,7 @@ public struct Capture: Sendable {
   public var datalink: BTSnoopReader.Datalink
   /// The records read.
   public var records: Int
-  /// Peripherals with ATT traffic first (most first), then those only seen advertising.
+  /// Peripherals with ATT traffic first, then those only seen advertising, each in order of first appearance.
   public var peripherals: [CapturedPeripheral]
 
   /// Reads the capture at `path`.

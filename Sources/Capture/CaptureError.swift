@@ -12,6 +12,8 @@ public struct CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
     case truncated
     /// A length field that disagrees with what follows it.
     case badLength = "bad-length"
+    /// Timestamps that cannot belong to one session.
+    case badTimestamp = "bad-timestamp"
     /// An HCI packet or an ACL fragment that is malformed or out of order.
     case malformedPacket = "malformed-packet"
     /// ACL fragments that never make a whole L2CAP frame.

@@ -177,6 +177,12 @@ struct CaptureWalk {
 
   // MARK: Peripherals
 
+  /// Whether two timestamps are less than a second apart (without overflowing on wild ones).
+  static func withinASecond(_ a: Int64, _ b: Int64) -> Bool {
+    let (difference, overflow) = a.subtractingReportingOverflow(b)
+    return !overflow && difference.magnitude < 1_000_000
+  }
+
   /// Every peripheral: each link's view of it merged, each connection once.
   func peripherals() -> [CapturedPeripheral] {
     var found: [DeviceAddress: CapturedPeripheral] = [:]
@@ -203,7 +209,7 @@ struct CaptureWalk {
       // The same connection seen from the central's controller is already there.
       let seen = peripheral.connections.contains { connection in
         connection.seenFromCentral && controllers[connection.controller] == link.peer
-          && abs(connection.connectedAt - link.connection.connectedAt) < 1_000_000
+          && Self.withinASecond(connection.connectedAt, link.connection.connectedAt)
       }
       if !seen { peripheral.connections.append(link.connection) }
       found[own] = peripheral

@@ -42,23 +42,3 @@ public struct CapturedConnection: Sendable {
   /// Seconds from `start` to `time`.
   public static func seconds(_ time: Int64, since start: Int64) -> Double { Double(time - start) / 1_000_000 }
 }
-
-/// What HCI says a disconnection reason code means.
-public enum DisconnectionReason {
-  public static func describe(_ code: UInt8) -> String {
-    let names: [UInt8: String] = [
-      0x05: "authentication failure", 0x08: "connection timeout (link lost)", 0x13: "remote user terminated",
-      0x14: "remote device terminated (low resources)", 0x15: "remote device terminated (power off)",
-      0x16: "terminated by the local host", 0x22: "LL response timeout", 0x3B: "unacceptable connection parameters",
-      0x3D: "MIC failure", 0x3E: "connection failed to be established",
-    ]
-    return "0x" + String(format2: code) + (names[code].map { " (\($0))" } ?? "")
-  }
-}
-
-extension String {
-  init(format2 byte: UInt8) {
-    let text = String(byte, radix: 16)
-    self = text.count == 1 ? "0" + text : text
-  }
-}

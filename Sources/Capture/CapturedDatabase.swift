@@ -47,8 +47,10 @@ public struct CapturedDatabase: Sendable {
   /// discovered as one, or (when discovery did not show it) the handle just
   /// after a notifying or indicating characteristic's value.
   public func isCCCD(_ handle: UInt16) -> Bool {
+    // Handle 0 is no attribute (and has no handle before it).
+    guard handle > 0 else { return false }
     if let uuid = descriptors[handle] { return uuid == .clientCharacteristicConfiguration }
-    guard handle > 0, let characteristic = characteristics[handle - 1] else { return false }
+    guard let characteristic = characteristics[handle - 1] else { return false }
     return characteristic.properties.contains(.notify) || characteristic.properties.contains(.indicate)
   }
 

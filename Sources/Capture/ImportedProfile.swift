@@ -113,7 +113,13 @@ struct ImportedProfile {
   func yaml(advertisement: AdvertisementData) -> String {
     var text = "advertising:\n"
     if let name = advertisement.localName {
-      text += "  name: \(ImportedScenario.quoted(String(name.utf8.prefix(29)) ?? name))\n"
+      // At most 29 bytes, whole characters.
+      var short = ""
+      for character in name {
+        guard short.utf8.count + character.utf8.count <= 29 else { break }
+        short.append(character)
+      }
+      text += "  name: \(ImportedScenario.quoted(short))\n"
     }
     if !advertisement.serviceUUIDs.isEmpty {
       text += "  services: [" + advertisement.serviceUUIDs.map(Self.uuid).joined(separator: ", ") + "]\n"

@@ -83,6 +83,14 @@ public struct ImportedScenario: Sendable {
       if case .subscription(_, let value) = $0.event { return value != 0 }
       return false
     }
+    // Every time within a million seconds of the connection, so no difference below can overflow.
+    let times = connection.events.map(\.time) + (connection.disconnection.map { [$0.time] } ?? [])
+    if let wild = times.first(where: { !Self.near($0, connection.connectedAt) }) {
+      throw CaptureError(
+        .badTimestamp,
+        "the session with \(peripheral.address) has a timestamp (\(wild) µs) more than \(Self.longestSession / 1_000_000)"
+          + " s from its connection's (\(connection.connectedAt) µs): its times are not one session's")
+    }
     let anchor = firstSubscription?.time ?? connection.connectedAt
     let anchorName = firstSubscription == nil ? "connected" : "subscribed"
     func offset(_ time: Int64) -> Int64 { max(0, time - anchor) }
@@ -220,6 +228,15 @@ public struct ImportedScenario: Sendable {
           + dropped.joined(separator: ", "))
     }
     return data
+  }
+
+  /// The longest session imported, in microseconds (about 11.5 days).
+  static let longestSession: Int64 = 1_000_000_000_000
+
+  /// Whether `time` is within `longestSession` of `reference`, without overflowing.
+  static func near(_ time: Int64, _ reference: Int64) -> Bool {
+    let (difference, overflow) = time.subtractingReportingOverflow(reference)
+    return !overflow && difference.magnitude <= UInt64(longestSession)
   }
 
   static func hex(_ bytes: [UInt8]) -> String {

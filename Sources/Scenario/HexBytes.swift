@@ -2,11 +2,14 @@
 public enum HexBytes {
   /// The bytes `text` spells, or `nil` when it is not whole bytes of hex
   /// (an empty text is no bytes).
-  public static func parse(_ text: String) -> [UInt8]? {
+  public static func parse(_ text: String) -> [UInt8]? { parse(text.utf8) }
+
+  /// The bytes UTF-8 `digits` spell, as `parse(_:)` with text.
+  public static func parse(_ digits: some Collection<UInt8>) -> [UInt8]? {
     var bytes: [UInt8] = []
-    bytes.reserveCapacity(text.utf8.count / 2)
+    bytes.reserveCapacity(digits.count / 2)
     var high: UInt8?
-    for character in text.utf8 {
+    for character in digits {
       if character == UInt8(ascii: " ") || character == UInt8(ascii: ":") || character == UInt8(ascii: "-") {
         guard high == nil else { return nil }
         continue

@@ -42,6 +42,22 @@ struct ImportCommand: ParsableCommand {
 
   func run() throws {
     logging.bootstrap("import")
+    // The capture and the files' text are gone before the check below reads the files back.
+    let report = try importCapture()
+    let scenario = output + "/" + ImportedScenario.scenarioFile
+    // What was written must be a valid scenario; a failure here is Doppel's bug, reported as one.
+    do {
+      _ = try DeviceCatalog.parser.parse(file: scenario)
+    } catch {
+      printError("doppel import wrote a scenario it cannot read (a bug in doppel):\n\(error)")
+      throw ExitCode(1)
+    }
+    for line in report { print(line) }
+    print("wrote \(scenario); replay it with: doppel e2e --loopback \(scenario)")
+  }
+
+  /// Reads the capture, writes the files, and returns what to print.
+  private func importCapture() throws -> [String] {
     let read: Capture
     do {
       read = try Capture.read(path: capture)
@@ -67,18 +83,7 @@ struct ImportCommand: ParsableCommand {
       printError("cannot write into \(output): \(error.localizedDescription)")
       throw ExitCode(1)
     }
-    let scenario = output + "/" + ImportedScenario.scenarioFile
-    // What was written must be a valid scenario; a failure here is Doppel's bug, reported as one.
-    do {
-      _ = try DeviceCatalog.parser.parse(file: scenario)
-    } catch {
-      printError("doppel import wrote a scenario it cannot read (a bug in doppel):\n\(error)")
-      throw ExitCode(1)
-    }
-    print("\(peripheral.summary)")
-    for line in imported.summary { print("  \(line)") }
-    for note in imported.notes { print("  note: \(note)") }
-    print("wrote \(scenario); replay it with: doppel e2e --loopback \(scenario)")
+    return [peripheral.summary] + imported.summary.map { "  \($0)" } + imported.notes.map { "  note: \($0)" }
   }
 
   /// The peripheral `--device` names, the only one with ATT traffic, or the one the user picks.
