@@ -63,9 +63,13 @@ struct ScenarioReader {
   }
 
   private func readDevice(_ node: Node) -> DeviceSpec? {
+    // `profile` is a key only of the models declared by one (`generic`).
+    let modelName = node["model"]?.string
+    let declaresProfile = parser.models.first { $0.model == modelName }?.declaresProfile ?? false
     guard
       let entries = document.entries(
-        node, of: "a device", allowed: ScenarioParser.deviceKeys, required: ["id", "model"])
+        node, of: "a device",
+        allowed: ScenarioParser.deviceKeys.filter { declaresProfile || $0 != "profile" }, required: ["id", "model"])
     else { return nil }
     let value = { (key: String) in entries.first { $0.key == key }?.value }
     guard let idNode = value("id"), let id = document.text(idNode, "a device's 'id'") else { return nil }
@@ -105,12 +109,6 @@ struct ScenarioReader {
         device.client = readSettings(node, specs: description.clientSettings, of: "\(model)'s client settings")
         locate(node, prefix: "client", in: &device)
       case "profile":
-        guard description.declaresProfile else {
-          document.fail(
-            .unknownKey, at: node, "\(ScenarioDocument.article(model)) \(model) has a profile of its own",
-            suggestion: "remove 'profile', or use model 'generic' for a device declared by its profile")
-          continue
-        }
         device.locations["profile"] = document.location(node)
         device.profile = ProfileReader.read(node, in: document)
       case "streams":

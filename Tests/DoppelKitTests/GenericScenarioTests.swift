@@ -164,7 +164,7 @@ struct GenericScenarioTests {
     #expect(found.count == 3, "\(found)")
     #expect(found[0].contains(":10:28: error: the profile has no characteristic 'heart-rate' that takes writes"))
     #expect(found[1].contains(":11:38: error: the profile file \(folder)/nowhere.yaml does not exist"))
-    #expect(found[2].contains(":12:42: error: a blend-micro has a profile of its own"))
+    #expect(found[2].contains(":12:33: error: unknown key 'profile' in a device"))
   }
 
   @Test func withoutAProfileItIsListedWithDeviceInformation() throws {
