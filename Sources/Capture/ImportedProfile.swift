@@ -38,13 +38,24 @@ struct ImportedProfile {
       return key
     }
     var dropped = false
-    var declared: Set<BluetoothUUID> = []
-    for service in database.services.values.sorted(by: { $0.start < $1.start }) {
+    // A service UUID twice in one database (bluetoothd's own Device Information with its PnP ID beside
+    // the device's, say): the one with the most characteristics is declared.
+    func count(_ service: CapturedDatabase.Service) -> Int {
+      database.characteristics.values.filter { service.start <= $0.declaration && $0.declaration <= service.end }.count
+    }
+    let sorted = database.services.values.sorted { $0.start < $1.start }
+    var chosen: [BluetoothUUID: UInt16] = [:]
+    for service in sorted
+    where chosen[service.uuid].flatMap({ database.services[$0] }).map({ count($0) < count(service) }) ?? true {
+      chosen[service.uuid] = service.start
+    }
+    for service in sorted {
       guard !Self.stackServices.contains(service.uuid) else { continue }
-      guard declared.insert(service.uuid).inserted else {
+      guard chosen[service.uuid] == service.start else {
         notes.append(
-          "service \(Self.uuid(service.uuid)) appears twice (handles 0x\(hex16(service.start)) on); only the first is declared"
-        )
+          "service \(Self.uuid(service.uuid)) appears more than once; the one at handle"
+            + " 0x\(hex16(chosen[service.uuid] ?? 0)) (the most characteristics) is declared, not the one at"
+            + " 0x\(hex16(service.start))")
         continue
       }
       let characteristics = database.characteristics.values.filter {
