@@ -44,6 +44,8 @@ let package = Package(
       name: "ActiGraphLink", dependencies: ["GATT", "Signals"], path: "Peripherals/ActiGraphLink",
       exclude: ["README.md"]),
     .target(name: "Muse", dependencies: ["GATT", "Signals"], path: "Peripherals/Muse", exclude: ["README.md"]),
+    // A device declared by data (a profile, recorded notifications, write rules): what `doppel import` makes.
+    .target(name: "Generic", dependencies: ["GATT"], path: "Peripherals/Generic", exclude: ["README.md"]),
     // MethodSCRIPT package encoding (PalmSens EmStat Pico): shared by the device model and its client.
     .target(name: "MethodScriptFormat"),
     .target(
@@ -84,19 +86,21 @@ let package = Package(
       path: "Sources/Clients/KardiaRelay",
       exclude: ["README.md"]
     ),
+    // Captures (btsnoop: btmon's monitor and Android's H4) read down to ATT, and the device in them.
+    .target(name: "Capture", dependencies: ["GATT"]),
     // Everything wired together: the device catalog for scenarios, the BlueZ transport.
     .target(
       name: "DoppelKit",
       dependencies: [
         "BlueZ", "DBus", "GATT", "Signals", "Scenario", "BlendMicro", "BlendMicroClient", "E4", "E4Link", "KardiaRelay",
         "ActiGraphLink", "ActiGraphLinkSDK",
-        "EmStatPico", "EmStatPicoClient", "MethodScriptFormat", "Muse", "ArctopSDK",
+        "EmStatPico", "EmStatPicoClient", "MethodScriptFormat", "Muse", "ArctopSDK", "Generic",
         .product(name: "Logging", package: "swift-log"),
       ]
     ),
     .executableTarget(
       name: "doppel",
-      dependencies: ["DoppelKit", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+      dependencies: ["DoppelKit", "Capture", .product(name: "ArgumentParser", package: "swift-argument-parser")]
     ),
     // An independent central on Doppel's BlueZ library, held to a scenario by `doppel test` (Examples/).
     .executableTarget(
@@ -118,7 +122,7 @@ let package = Package(
       name: "Fuzzing",
       dependencies: [
         "DoppelKit", "Signals", "E4", "E4Link", "EmStatPico", "EmStatPicoClient", "MethodScriptFormat", "ActiGraphLink",
-        "ActiGraphLinkSDK", "BlendMicroClient", "KardiaRelay", "Muse", "ArctopSDK",
+        "ActiGraphLinkSDK", "BlendMicroClient", "KardiaRelay", "Muse", "ArctopSDK", "Capture",
       ],
       path: "Benchmarks/Fuzzing"),
     .executableTarget(name: "doppel-fuzz", dependencies: ["Fuzzing"], path: "Benchmarks/doppel-fuzz"),
@@ -150,6 +154,8 @@ let package = Package(
       name: "DoppelKitTests", dependencies: ["DoppelKit", "Scenario", "GATT", "Loopback", "Signals", "BlendMicro"]),
     .testTarget(name: "DoppelCLITests", dependencies: ["doppel"]),
     .testTarget(name: "FuzzingTests", dependencies: ["Fuzzing"]),
+    .testTarget(name: "GenericTests", dependencies: ["Generic", "GATT", "Loopback"]),
+    .testTarget(name: "CaptureTests", dependencies: ["Capture", "GATT"], exclude: ["Captures"]),
     // End-to-end tests over real BlueZ; ci/test runs them inside the virtual lab.
     .testTarget(
       name: "LabTests",

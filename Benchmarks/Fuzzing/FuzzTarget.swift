@@ -2,6 +2,7 @@ import ActiGraphLink
 import ActiGraphLinkSDK
 import ArctopSDK
 import BlendMicroClient
+import Capture
 import DoppelKit
 import E4
 import E4Link
@@ -128,6 +129,26 @@ public struct FuzzTarget: Sendable {
       run: { input in
         let table = CSVTable(String(decoding: input, as: UTF8.self))
         for row in table.rows { for field in row.fields { _ = Double(field.text) } }
+      }),
+    FuzzTarget(
+      name: "btsnoop",
+      summary: "btsnoop captures read down to ATT and imported (Capture: records, HCI, ACL reassembly, ATT)",
+      corpus: { root in hex(root, "btsnoop") },
+      run: { input in
+        let capture: Capture
+        do throws(CaptureError) {
+          capture = try Capture(bytes: input)
+        } catch {
+          // Past the file header, every error names its record and byte offset.
+          let whole: Set<CaptureError.Kind> = [.notBTSnoop, .unknownDatalink]
+          precondition(
+            whole.contains(error.kind) || input.count < 16 || (error.record != nil && error.offset != nil),
+            "a btsnoop error without its record: \(error)")
+          return
+        }
+        for peripheral in capture.peripherals {
+          _ = try? ImportedScenario(peripheral: peripheral, source: "fuzz")
+        }
       }),
   ]
 

@@ -10,6 +10,7 @@ public enum DeviceCatalog {
     ActiGraphLinkBinding.self,
     EmStatPicoBinding.self,
     MuseBinding.self,
+    GenericBinding.self,
   ]
 
   /// What scenarios may say about each model, with the characteristics of

@@ -24,11 +24,14 @@ public struct DeviceDescription: Sendable {
   /// What the firmware reports understanding (`start-streaming`, `script`, …),
   /// for `firmware-event` expectations.
   public var firmwareEvents: [String]
+  /// Whether a device entry declares the model's profile (`profile:`), as a
+  /// `generic` device's does; other models have their own.
+  public var declaresProfile: Bool
 
   public init(
     model: String, summary: String, settings: [SettingSpec] = [], streams: [StreamSpec] = [],
     actions: [ActionSpec] = [], clientSettings: [SettingSpec] = [], metrics: [String] = [], events: [String] = [],
-    characteristics: [String] = [], firmwareEvents: [String] = []
+    characteristics: [String] = [], firmwareEvents: [String] = [], declaresProfile: Bool = false
   ) {
     self.model = model
     self.summary = summary
@@ -40,6 +43,7 @@ public struct DeviceDescription: Sendable {
     self.events = events
     self.characteristics = characteristics
     self.firmwareEvents = firmwareEvents
+    self.declaresProfile = declaresProfile
   }
 
   /// The events every client reports.

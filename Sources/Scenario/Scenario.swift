@@ -70,6 +70,8 @@ public struct DeviceSpec: Sendable {
   public var streams: [String: SourceSpec]
   /// Settings for the client stack in end-to-end runs.
   public var client: [String: SettingValue]
+  /// The declared profile of a model that takes one (`generic`); `nil` otherwise.
+  public var profile: ProfileDeclaration?
   public var location: SourceLocation
   /// Where each stream's source (`streams.NAME`) and each setting
   /// (`config.KEY`, `client.KEY`) is written, for errors found after parsing.

@@ -14,6 +14,16 @@ final class ScenarioDocument {
 
   init(file: String) { self.file = file }
 
+  /// Adds problems found elsewhere (in a file this one names).
+  func absorb(_ others: [ScenarioError]) { errors += others }
+
+  /// `path` as written in this file: relative paths start from the file's folder.
+  func resolve(_ path: String) -> String {
+    guard !path.hasPrefix("/") else { return path }
+    let folder = (file as NSString).deletingLastPathComponent
+    return folder.isEmpty ? path : folder + "/" + path
+  }
+
   func location(_ node: Node?) -> SourceLocation {
     let mark = node?.mark
     return SourceLocation(file: file, line: mark?.line ?? 0, column: mark?.column ?? 0)

@@ -17,7 +17,9 @@ public struct ScenarioParser: Sendable {
   public init(models: [DeviceDescription]) { self.models = models }
 
   static let topKeys = ["scenario", "description", "seed", "duration", "devices", "timeline", "expect"]
-  static let deviceKeys = ["id", "model", "name", "serial", "adapter", "advertise", "config", "streams", "client"]
+  static let deviceKeys = [
+    "id", "model", "name", "serial", "adapter", "advertise", "config", "streams", "client", "profile",
+  ]
 
   /// Reads and checks the scenario at `path`.
   public func parse(file path: String) throws(ScenarioValidationError) -> Scenario {

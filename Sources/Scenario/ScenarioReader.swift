@@ -63,9 +63,13 @@ struct ScenarioReader {
   }
 
   private func readDevice(_ node: Node) -> DeviceSpec? {
+    // `profile` is a key only of the models declared by one (`generic`).
+    let modelName = node["model"]?.string
+    let declaresProfile = parser.models.first { $0.model == modelName }?.declaresProfile ?? false
     guard
       let entries = document.entries(
-        node, of: "a device", allowed: ScenarioParser.deviceKeys, required: ["id", "model"])
+        node, of: "a device",
+        allowed: ScenarioParser.deviceKeys.filter { declaresProfile || $0 != "profile" }, required: ["id", "model"])
     else { return nil }
     let value = { (key: String) in entries.first { $0.key == key }?.value }
     guard let idNode = value("id"), let id = document.text(idNode, "a device's 'id'") else { return nil }
@@ -104,6 +108,9 @@ struct ScenarioReader {
       case "client":
         device.client = readSettings(node, specs: description.clientSettings, of: "\(model)'s client settings")
         locate(node, prefix: "client", in: &device)
+      case "profile":
+        device.locations["profile"] = document.location(node)
+        device.profile = ProfileReader.read(node, in: document)
       case "streams":
         let names = description.streams.map(\.name)
         guard let streams = document.entries(node, of: "\(model)'s streams", allowed: names) else { continue }
@@ -766,7 +773,9 @@ struct ScenarioReader {
   /// A characteristic's key the model has, or an error listing the model's keys.
   private func characteristic(_ node: Node, of device: DeviceSpec, description: DeviceDescription?) -> String? {
     guard let name = document.text(node, "a characteristic") else { return nil }
-    let known = description?.characteristics ?? []
+    // A declared profile that is invalid has its own errors already: its keys are not known.
+    if device.profile == nil, device.locations["profile"] != nil { return name }
+    let known = device.profile?.gatt.characteristicKeys ?? description?.characteristics ?? []
     guard known.isEmpty || known.contains(name) else {
       document.failUnknown(
         .unknownReference, at: node,

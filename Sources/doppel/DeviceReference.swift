@@ -4,6 +4,11 @@ import DoppelKit
 /// as `doppel devices` prints it, in text or Markdown, from the binding's
 /// one declaration.
 enum DeviceReference {
+  /// What a device entry's `profile:` holds, for the models that take one.
+  static let profileHelp =
+    "a mapping, or the path of a profile file holding it: services, advertising, replay, responses"
+    + " (docs/generic.md)"
+
   static func text(_ description: DeviceDescription, model: any PeripheralModel) -> String {
     var lines = ["\(description.model): \(description.summary)"]
     let advertisement = model.advertisement
@@ -24,6 +29,9 @@ enum DeviceReference {
       "      \(spec.key): \(spec.kind.expectation)\(spec.defaultValue.map { " (default \($0))" } ?? "") — \(spec.help)"
     }
     lines.append("  in scenarios:")
+    if description.declaresProfile {
+      lines.append("    profile: \(profileHelp)")
+    }
     if !description.settings.isEmpty {
       lines.append("    config:")
       lines += description.settings.map(line)
@@ -61,7 +69,12 @@ enum DeviceReference {
     var lines = ["## `\(description.model)`", "", description.summary, ""]
     lines.append(
       "Advertises as \"\(model.advertisement.localName ?? "")\" with "
-        + model.advertisement.serviceUUIDs.map { "`\($0.uuidString)`" }.joined(separator: ", ") + ".")
+        + (model.advertisement.serviceUUIDs.isEmpty
+          ? "no service UUIDs"
+          : model.advertisement.serviceUUIDs.map { "`\($0.uuidString)`" }.joined(separator: ", ")) + ".")
+    if description.declaresProfile {
+      lines += ["", "Profile (`profile:` in scenarios): \(profileHelp). Without one:"]
+    }
     lines += ["", "| service / characteristic | in scenarios | UUID | properties |", "|---|---|---|---|"]
     for service in model.profile.services {
       lines.append("| \(cell(service.name ?? "service")) | | `\(service.uuid.uuidString)` | |")

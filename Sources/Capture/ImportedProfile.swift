@@ -1,0 +1,182 @@
+import GATT
+
+/// A captured GATT database as a `generic` device's profile: every service
+/// and characteristic discovered, with the first value read of each, and a
+/// key per characteristic for the recording and the scenario. Handles the
+/// capture uses but never shows discovered get a service of their own.
+struct ImportedProfile {
+  struct Entry {
+    var uuid: BluetoothUUID
+    var key: String
+    var properties: CharacteristicProperties
+    var valueHandle: UInt16
+    var value: [UInt8]?
+    var descriptors: [(uuid: BluetoothUUID, value: [UInt8])]
+  }
+
+  /// The services bluetoothd publishes itself on every device: not declared.
+  static let stackServices: Set<BluetoothUUID> = [BluetoothUUID(0x1800), BluetoothUUID(0x1801)]
+  /// Properties a hosted characteristic does not take from a profile.
+  static let dropped: CharacteristicProperties = [.broadcast, .extendedProperties, .authenticatedSignedWrites]
+  /// Not declared: services, includes, characteristic declarations and the CCCD.
+  static let notDescriptors: Set<BluetoothUUID> = [
+    BluetoothUUID(0x2800), BluetoothUUID(0x2801), BluetoothUUID(0x2802), BluetoothUUID(0x2803),
+    .clientCharacteristicConfiguration,
+  ]
+  /// Where undiscovered handles go.
+  static let undiscoveredService: BluetoothUUID = "d0a1e000-0000-4000-8000-000000000000"
+
+  var services: [(uuid: BluetoothUUID, entries: [Entry])] = []
+  private var keys: [UInt16: String] = [:]
+
+  init(database: CapturedDatabase, connection: CapturedConnection, notes: inout [String]) {
+    var used: Set<String> = []
+    func name(_ uuid: BluetoothUUID, handle: UInt16) -> String {
+      let base = Self.knownNames[uuid] ?? (uuid.alias16.map { hex16($0) } ?? String(uuid.uuidString.prefix(8)))
+      let key = used.contains(base) ? "\(base)-\(hex16(handle))" : base
+      used.insert(key)
+      return key
+    }
+    var dropped = false
+    // A service UUID twice in one database (bluetoothd's own Device Information with its PnP ID beside
+    // the device's, say): the one with the most characteristics is declared.
+    func count(_ service: CapturedDatabase.Service) -> Int {
+      database.characteristics.values.filter { service.start <= $0.declaration && $0.declaration <= service.end }.count
+    }
+    let sorted = database.services.values.sorted { $0.start < $1.start }
+    var chosen: [BluetoothUUID: UInt16] = [:]
+    for service in sorted
+    where chosen[service.uuid].flatMap({ database.services[$0] }).map({ count($0) < count(service) }) ?? true {
+      chosen[service.uuid] = service.start
+    }
+    for service in sorted {
+      guard !Self.stackServices.contains(service.uuid) else { continue }
+      guard chosen[service.uuid] == service.start else {
+        notes.append(
+          "service \(Self.uuid(service.uuid)) appears more than once; the one at handle"
+            + " 0x\(hex16(chosen[service.uuid] ?? 0)) (the most characteristics) is declared, not the one at"
+            + " 0x\(hex16(service.start))")
+        continue
+      }
+      let characteristics = database.characteristics.values.filter {
+        service.start <= $0.declaration && $0.declaration <= service.end
+      }.sorted { $0.declaration < $1.declaration }
+      var entries: [Entry] = []
+      for (index, characteristic) in characteristics.enumerated() {
+        let end = index + 1 < characteristics.count ? Int(characteristics[index + 1].declaration) : Int(service.end) + 1
+        let descriptors = database.descriptors.filter {
+          $0.key > characteristic.valueHandle && Int($0.key) < end && !Self.notDescriptors.contains($0.value)
+        }.sorted { $0.key < $1.key }.map { (uuid: $0.value, value: database.values[$0.key] ?? []) }
+        if !characteristic.properties.intersection(Self.dropped).isEmpty { dropped = true }
+        let key = name(characteristic.uuid, handle: characteristic.valueHandle)
+        keys[characteristic.valueHandle] = key
+        entries.append(
+          Entry(
+            uuid: characteristic.uuid, key: key, properties: characteristic.properties.subtracting(Self.dropped),
+            valueHandle: characteristic.valueHandle,
+            value: characteristic.properties.contains(.read) ? database.values[characteristic.valueHandle] : nil,
+            descriptors: descriptors))
+      }
+      if !entries.isEmpty { services.append((service.uuid, entries)) }
+    }
+    if dropped {
+      notes.append(
+        "broadcast, extended-properties and authenticated-signed-writes are not declared (bluetoothd serves them)")
+    }
+    // Handles the connection uses that discovery never showed.
+    var undiscovered: [UInt16: CharacteristicProperties] = [:]
+    for (_, event) in connection.events {
+      switch event {
+      case .notification(let handle, _) where keys[handle] == nil: undiscovered[handle, default: []].insert(.notify)
+      case .indication(let handle, _) where keys[handle] == nil: undiscovered[handle, default: []].insert(.indicate)
+      case .write(let handle, _, let withResponse, _) where keys[handle] == nil:
+        undiscovered[handle, default: []].insert(withResponse ? .write : .writeWithoutResponse)
+      case .subscription(let handle, _) where keys[handle] == nil: undiscovered[handle, default: []].insert(.notify)
+      default: break
+      }
+    }
+    if !undiscovered.isEmpty {
+      let handles = undiscovered.keys.sorted()
+      notes.append(
+        "the capture never shows the discovery of handle\(handles.count == 1 ? "" : "s") "
+          + handles.map { "0x" + hex16($0) }.joined(separator: ", ")
+          + " (the central had the database cached): they are declared in a service of their own,"
+          + " with UUIDs made from their handles")
+      var entries: [Entry] = []
+      for handle in handles {
+        let uuid = BluetoothUUID(
+          high: Self.undiscoveredService.high, low: Self.undiscoveredService.low | UInt64(handle))
+        let key = "handle-" + hex16(handle)
+        keys[handle] = key
+        entries.append(
+          Entry(
+            uuid: uuid, key: key, properties: undiscovered[handle] ?? [.notify], valueHandle: handle, value: nil,
+            descriptors: []))
+      }
+      services.append((Self.undiscoveredService, entries))
+    }
+  }
+
+  /// The key of the characteristic whose value is at `handle`.
+  func key(_ handle: UInt16) -> String { keys[handle] ?? "handle-" + hex16(handle) }
+
+  /// The profile file's text, without `replay` and `responses`.
+  func yaml(advertisement: AdvertisementData) -> String {
+    var text = "advertising:\n"
+    if let name = advertisement.localName {
+      // At most 29 bytes, whole characters.
+      var short = ""
+      for character in name {
+        guard short.utf8.count + character.utf8.count <= 29 else { break }
+        short.append(character)
+      }
+      text += "  name: \(ImportedScenario.quoted(short))\n"
+    }
+    if !advertisement.serviceUUIDs.isEmpty {
+      text += "  services: [" + advertisement.serviceUUIDs.map(Self.uuid).joined(separator: ", ") + "]\n"
+    }
+    if !advertisement.manufacturerData.isEmpty {
+      text += "  manufacturer-data:\n"
+      for (company, data) in advertisement.manufacturerData.sorted(by: { $0.key < $1.key }) {
+        text += "    - {company: \(company), data: \"\(ImportedScenario.hex(data))\"}\n"
+      }
+    }
+    if !advertisement.serviceData.isEmpty {
+      text += "  service-data:\n"
+      for (uuid, data) in advertisement.serviceData.sorted(by: { $0.key < $1.key }) {
+        text += "    - {uuid: \(Self.uuid(uuid)), data: \"\(ImportedScenario.hex(data))\"}\n"
+      }
+    }
+    if let appearance = advertisement.appearance { text += "  appearance: \(appearance)\n" }
+    if let power = advertisement.txPowerLevel { text += "  tx-power: \(power)\n" }
+    text += "services:\n"
+    for service in services {
+      text += "  - uuid: \(Self.uuid(service.uuid))\n    characteristics:\n"
+      for entry in service.entries {
+        text += "      - uuid: \(Self.uuid(entry.uuid))\n"
+        text += "        name: \(entry.key)\n"
+        text += "        properties: [\(entry.properties.bluezFlags.joined(separator: ", "))]\n"
+        if let value = entry.value { text += "        value: \"\(ImportedScenario.hex(value))\"\n" }
+        if !entry.descriptors.isEmpty {
+          text += "        descriptors:\n"
+          for descriptor in entry.descriptors {
+            text +=
+              "          - {uuid: \(Self.uuid(descriptor.uuid)), value: \"\(ImportedScenario.hex(descriptor.value))\"}\n"
+          }
+        }
+      }
+    }
+    return text
+  }
+
+  static func uuid(_ uuid: BluetoothUUID) -> String { uuid.alias16.map { hex16($0) } ?? uuid.uuidString }
+
+  /// Names of common SIG characteristics, as keys.
+  static let knownNames: [BluetoothUUID: String] = [
+    BluetoothUUID(0x2A19): "battery-level", BluetoothUUID(0x2A29): "manufacturer-name",
+    BluetoothUUID(0x2A24): "model-number", BluetoothUUID(0x2A25): "serial-number",
+    BluetoothUUID(0x2A26): "firmware-revision", BluetoothUUID(0x2A27): "hardware-revision",
+    BluetoothUUID(0x2A28): "software-revision", BluetoothUUID(0x2A23): "system-id", BluetoothUUID(0x2A50): "pnp-id",
+    BluetoothUUID(0x2A37): "heart-rate-measurement", BluetoothUUID(0x2A38): "body-sensor-location",
+  ]
+}
