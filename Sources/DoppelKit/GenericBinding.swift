@@ -7,7 +7,7 @@ import Signals
 /// the scenario, or a profile file it names) — GATT database, advertising
 /// data, recorded notifications replayed at their times, answers to writes —
 /// as `doppel import` writes one from a capture. Its client is a plain GATT
-/// central: it connects, subscribes to every characteristic that notifies or
+/// central: it connects, subscribes to every characteristic of the profile that notifies or
 /// indicates, reports each value as a `notification` event, and, given a
 /// recording of a central's writes, writes them again at their times.
 public struct GenericBinding: DeviceBinding {
@@ -111,9 +111,11 @@ public struct GenericBinding: DeviceBinding {
       close: { connection in await connection.disconnect() })
   }
 
-  /// Subscribes to every characteristic that notifies or indicates and
-  /// reports each value, writing `writes` from the first subscription on,
-  /// until the link ends.
+  /// Subscribes to every characteristic of the profile that notifies or
+  /// indicates and reports each value, writing `writes` from the first
+  /// subscription on, until the link ends. Only the profile's: over BlueZ the
+  /// device's database also holds bluetoothd's own services (GATT's Service
+  /// Changed among them), which the device does not declare.
   private static func serve(
     _ connection: any CentralConnection, writes: [WriteRecording.Entry], profile: GATTProfile,
     context: ClientContext, device id: String
@@ -121,7 +123,8 @@ public struct GenericBinding: DeviceBinding {
     let observer = context.observer
     let services = try await connection.discoverServices()
     let sending: [DiscoveredCharacteristic] = services.flatMap(\.characteristics).filter { characteristic in
-      characteristic.properties.contains(.notify) || characteristic.properties.contains(.indicate)
+      profile.characteristic(at: characteristic.address) != nil
+        && (characteristic.properties.contains(.notify) || characteristic.properties.contains(.indicate))
     }
     try await withThrowingTaskGroup(of: Void.self) { group in
       // The recorded writes count from the first subscription (the connection, when there is none).
