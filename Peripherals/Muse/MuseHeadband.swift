@@ -141,10 +141,9 @@ public actor MuseHeadband: PeripheralModel {
         : CharacteristicDefinition(uuid(entry.number), name: entry.name, properties: [.notify], handle: handle)
     }
     // The definitions are fixed and valid; a failure here is a programming error.
-    // muse-lsl files a packet set when AF7, the last of the five, arrives: the order matters.
-    return try! GATTProfile(
-      [ServiceDefinition(service, name: "Muse", handle: serviceHandle, characteristics: characteristics)],
-      keepsNotificationOrder: true)
+    return try! GATTProfile([
+      ServiceDefinition(service, name: "Muse", handle: serviceHandle, characteristics: characteristics)
+    ])
   }
 
   /// Where a real headband's `FE8D` service starts, and its first value (Control's).
@@ -372,7 +371,11 @@ public actor MuseHeadband: PeripheralModel {
     }
     self.session = session
     for (address, bytes) in packets {
+      // muse-lsl files a set of EEG packets when AF7, sent last, arrives: the
+      // other four must be taken before it, and it before the next set's.
+      if address == Self.eeg(.af7) { await host?.notificationsTaken() }
       await send(bytes, to: address)
+      if address == Self.eeg(.af7) { await host?.notificationsTaken() }
       guard self.session?.generation == generation else { return nil }
     }
     let next = streams.map { $0.deadline(ofPacket: session.taken[$0, default: 0]) }.min() ?? 1_000_000_000

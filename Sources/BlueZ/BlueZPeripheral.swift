@@ -81,9 +81,6 @@ public actor BlueZPeripheral: PeripheralHost {
   private var confirmations: [CharacteristicAddress: [CheckedContinuation<Void, Never>]] = [:]
   /// The sockets BlueZ acquired, by characteristic, with their numbers.
   private var acquired: [CharacteristicAddress: [(number: Int, socket: NotificationSocket)]] = [:]
-  /// Where the last notification went, for a profile that keeps the order
-  /// of notifications across characteristics.
-  private var lastNotified: CharacteristicAddress?
   private var socketsAcquired = 0
 
   /// How many notification sockets BlueZ has acquired since hosting began.
@@ -147,10 +144,28 @@ public actor BlueZPeripheral: PeripheralHost {
   /// with the bluetoothd on the bus now.
   private func register() async throws {
     let manager = try DBusRemoteObject(connection: bus, destination: BlueZ.service, path: adapter.path)
+    // The application may be registered already, when the advertisement failed before.
+    if !registered {
+      try await registerApplication(on: manager)
+      registered = true
+    }
+    isAdvertising = false
+    if wantsAdvertising {
+      _ = try await manager.call(
+        BlueZ.advertisingManagerInterface, "RegisterAdvertisement", [.objectPath(advertisement.path), .properties([:])])
+      isAdvertising = true
+    }
+    Logger.bluez.info(
+      "registered the GATT application\(isAdvertising ? " and its advertisement" : "")",
+      metadata: ["device": "\(model.advertisement.localName ?? "?")", "adapter": "\(adapter)"])
+  }
+
+  /// `RegisterApplication`, with the profile's fixed handles unless bluetoothd refuses them.
+  private func registerApplication(on manager: DBusRemoteObject) async throws {
     do {
       _ = try await manager.call(
         BlueZ.gattManagerInterface, "RegisterApplication", [.objectPath(objects.root), .properties([:])])
-    } catch let error as DBusError where fixedHandles {
+    } catch let error as DBusError where fixedHandles && !Self.isStillStarting(error) {
       // A stock bluetoothd keeps its own GATT service at 0x0008-0x0011, so a
       // profile with a real device's low handles cannot go there: host it at
       // handles bluetoothd chooses, which every UUID-addressing central takes.
@@ -165,16 +180,6 @@ public actor BlueZPeripheral: PeripheralHost {
       _ = try await manager.call(
         BlueZ.gattManagerInterface, "RegisterApplication", [.objectPath(objects.root), .properties([:])])
     }
-    registered = true
-    isAdvertising = false
-    if wantsAdvertising {
-      _ = try await manager.call(
-        BlueZ.advertisingManagerInterface, "RegisterAdvertisement", [.objectPath(advertisement.path), .properties([:])])
-      isAdvertising = true
-    }
-    Logger.bluez.info(
-      "registered the GATT application\(isAdvertising ? " and its advertisement" : "")",
-      metadata: ["device": "\(model.advertisement.localName ?? "?")", "adapter": "\(adapter)"])
   }
 
   /// Stops advertising, unregisters the application and removes its objects;
@@ -374,19 +379,40 @@ public actor BlueZPeripheral: PeripheralHost {
       events.yield(.host(.registrationFailed(reason)))
       return
     }
-    do {
-      try await register()
-      let after = lostAt.map { ContinuousClock.now - $0 } ?? .zero
-      Logger.bluez.warning(
-        "bluetoothd is back: registered again",
-        metadata: ["device": "\(model.advertisement.localName ?? "?")", "after": "\(after)"])
-      events.yield(.host(.registeredAgain(after: after)))
-    } catch {
-      Logger.bluez.error(
-        "registering again failed",
-        metadata: ["device": "\(model.advertisement.localName ?? "?")", "error": "\(error)"])
-      events.yield(.host(.registrationFailed("\(error)")))
+    while true {
+      do {
+        try await register()
+        let after = lostAt.map { ContinuousClock.now - $0 } ?? .zero
+        Logger.bluez.warning(
+          "bluetoothd is back: registered again",
+          metadata: ["device": "\(model.advertisement.localName ?? "?")", "after": "\(after)"])
+        events.yield(.host(.registeredAgain(after: after)))
+        return
+      } catch let error as DBusError
+        where Self.isStillStarting(error) && ContinuousClock.now < deadline && !Task.isCancelled && isRunning
+      {
+        // A bluetoothd that has just taken the name exports the adapter before
+        // all its managers (seen: RegisterAdvertisement "doesn't exist" 1 s on).
+        Logger.bluez.debug(
+          "bluetoothd is still starting; registering again in 200 ms",
+          metadata: ["device": "\(model.advertisement.localName ?? "?")", "error": "\(error)"])
+        try? await Task.sleep(for: .milliseconds(200))
+      } catch {
+        Logger.bluez.error(
+          "registering again failed",
+          metadata: ["device": "\(model.advertisement.localName ?? "?")", "error": "\(error)"])
+        events.yield(.host(.registrationFailed("\(error)")))
+        return
+      }
     }
+  }
+
+  /// Whether an error says that bluetoothd has not exported everything yet.
+  private static func isStillStarting(_ error: DBusError) -> Bool {
+    [
+      "org.freedesktop.DBus.Error.UnknownMethod", "org.freedesktop.DBus.Error.UnknownInterface",
+      "org.freedesktop.DBus.Error.UnknownObject",
+    ].contains(error.name)
   }
 
   /// Whether `call` comes from bluetoothd; otherwise it is answered with
@@ -737,15 +763,11 @@ public actor BlueZPeripheral: PeripheralHost {
     }
   }
 
-  /// For a profile that keeps the order of notifications across
-  /// characteristics: each characteristic has a socket of its own, and
-  /// bluetoothd reads whichever are ready in the order it acquired them, so
-  /// a notification on another characteristic waits until bluetoothd has
-  /// read the last one (at most 50 ms, then it goes anyway).
-  private func awaitPreviousNotification(before address: CharacteristicAddress) async {
-    defer { lastNotified = address }
-    guard let previous = lastNotified, previous != address, let sockets = acquired[previous] else { return }
-    for (_, socket) in sockets { _ = await socket.drain(within: .milliseconds(50)) }
+  /// Waits until bluetoothd has read every notification sent so far from
+  /// the acquired sockets (`SIOCOUTQ` reads 0 on each), 50 ms at most.
+  /// Notifications sent as D-Bus signals are in order on the bus already.
+  public func notificationsTaken() async {
+    for socket in acquired.values.flatMap({ $0.map(\.socket) }) { _ = await socket.drain(within: .milliseconds(50)) }
   }
 
   private func send(_ value: [UInt8], _ address: CharacteristicAddress, needing property: CharacteristicProperties)
@@ -764,7 +786,6 @@ public actor BlueZPeripheral: PeripheralHost {
     try NotificationRule.checkLength(
       value.count, mtu: smallest.mtu, central: smallest.central, definition, at: address, sending: property)
     if let sockets = acquired[address], !sockets.isEmpty {
-      if model.profile.keepsNotificationOrder { await awaitPreviousNotification(before: address) }
       var delivered = false
       for (number, socket) in sockets {
         do throws(NotificationSocket.Closed) {

@@ -5,10 +5,6 @@
 public struct GATTProfile: Hashable, Sendable {
   /// The services, in declaration order.
   public let services: [ServiceDefinition]
-  /// Whether centrals rely on the order of notifications across
-  /// characteristics (muselsl files a Muse's EEG when the last channel of a
-  /// set arrives): a host then delivers them in the order they were sent.
-  public let keepsNotificationOrder: Bool
 
   /// The longest attribute value ATT allows.
   public static let maximumAttributeLength = 512
@@ -19,7 +15,7 @@ public struct GATTProfile: Hashable, Sendable {
   /// properties, maximum lengths outside 0…512, initial values longer than
   /// their maximum length, and fixed handles that are 0, not in declaration
   /// order, or on a characteristic of a service without one.
-  public init(_ services: [ServiceDefinition], keepsNotificationOrder: Bool = false) throws(ValidationError) {
+  public init(_ services: [ServiceDefinition]) throws(ValidationError) {
     var serviceUUIDs: Set<BluetoothUUID> = []
     for service in services {
       guard serviceUUIDs.insert(service.uuid).inserted else {
@@ -80,7 +76,6 @@ public struct GATTProfile: Hashable, Sendable {
       }
     }
     self.services = services
-    self.keepsNotificationOrder = keepsNotificationOrder
   }
 
   private static func hex(_ handle: some BinaryInteger) -> String {

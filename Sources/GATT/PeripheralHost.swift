@@ -40,8 +40,18 @@ public protocol PeripheralHost: Sendable {
   /// runs record these as device-side observations (`firmware-event`
   /// expectations); a host that records nothing ignores them.
   func firmwareEvent(_ name: String, detail: String)
+
+  /// Returns once the centrals' side has taken every notification sent so
+  /// far, or after a short bound (50 ms over BlueZ). A model whose centrals
+  /// rely on the order of notifications across characteristics (muselsl
+  /// files a Muse's EEG when AF7, sent last, arrives) calls it between the
+  /// ones that must not overtake each other: over BlueZ each characteristic
+  /// has a socket of its own, and bluetoothd reads the ready ones in its own
+  /// order. A host that delivers in order needs nothing (the default).
+  func notificationsTaken() async
 }
 
 extension PeripheralHost {
   public func firmwareEvent(_ name: String, detail: String) {}
+  public func notificationsTaken() async {}
 }

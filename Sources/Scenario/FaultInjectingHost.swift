@@ -42,4 +42,6 @@ struct FaultInjectingHost: PeripheralHost {
   func disconnect(_ central: CentralID) async { await base.disconnect(central) }
 
   func firmwareEvent(_ name: String, detail: String) { activity.firmwareEvent(name, detail: detail) }
+
+  func notificationsTaken() async { await base.notificationsTaken() }
 }

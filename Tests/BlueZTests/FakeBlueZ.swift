@@ -24,7 +24,12 @@ struct FakeBlueZ {
   /// Takes the name `org.bluez` on `privateBus` and exports the adapter and the central.
   /// `stockHandles`: refuse an application that asks for a handle below
   /// 0x0012, as a stock bluetoothd does, whose own GAP and GATT services hold them.
-  static func start(on privateBus: PrivateBus, stockHandles: Bool = false) async throws -> FakeBlueZ {
+  /// `advertisingNotYet`: the first that many `RegisterAdvertisement` calls
+  /// fail with `UnknownMethod`, as on a bluetoothd that has just taken the
+  /// name and not yet exported its advertising manager.
+  static func start(on privateBus: PrivateBus, stockHandles: Bool = false, advertisingNotYet: Int = 0) async throws
+    -> FakeBlueZ
+  {
     let bus = try await privateBus.connect()
     let adapterPath = try ObjectPath("/org/bluez/hci0")
     let centralPath = try adapterPath.appending("dev_00_AA_01_01_00_01")
@@ -34,6 +39,13 @@ struct FakeBlueZ {
     func method(_ name: String, _ input: String) throws -> DBusMethod {
       try DBusMethod(name: name, input: input) { call in
         calls.append(name)
+        if name == "RegisterAdvertisement", calls.all.filter({ $0 == name }).count <= advertisingNotYet {
+          throw DBusError(
+            name: "org.freedesktop.DBus.Error.UnknownMethod",
+            message:
+              "Method \"RegisterAdvertisement\" with signature \"oa{sv}\" on interface \"org.bluez.LEAdvertisingManager1\" doesn't exist"
+          )
+        }
         if name == "RegisterApplication", stockHandles, let sender = call.sender, let root = call.body.first?.objectPath
         {
           let objects = try await DBusRemoteObject(connection: bus, destination: sender, path: root).managedObjects()

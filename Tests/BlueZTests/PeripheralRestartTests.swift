@@ -83,4 +83,32 @@ struct PeripheralRestartTests {
     await bus.close()
     await second.bus.close()
   }
+
+  /// A bluetoothd that has just taken the name may not have exported its
+  /// advertising manager yet: registering again waits for it, and registers
+  /// the application once.
+  @Test func registeringAgainWaitsForABluetoothdStillStarting() async throws {
+    let first = try await FakeBlueZ.start(on: privateBus)
+    let bus = try await privateBus.connect()
+    let model = try Recorder()
+    let peripheral = try await BlueZPeripheral.host(model, on: first.adapter, bus: bus, name: "patient")
+    await first.bus.close()
+    #expect(try await eventually { await model.hostEvents == [.stackLost] })
+
+    let second = try await FakeBlueZ.start(on: privateBus, advertisingNotYet: 2)
+    #expect(
+      try await eventually {
+        second.calls.all == [
+          "RegisterApplication", "RegisterAdvertisement", "RegisterAdvertisement", "RegisterAdvertisement",
+        ]
+      })
+    #expect(try await eventually { await model.hostEvents.count == 2 })
+    guard case .registeredAgain = await model.hostEvents.last else {
+      Issue.record("expected registeredAgain, got \(await model.hostEvents)")
+      return
+    }
+    await peripheral.stop()
+    await bus.close()
+    await second.bus.close()
+  }
 }
