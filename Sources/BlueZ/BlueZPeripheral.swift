@@ -764,10 +764,15 @@ public actor BlueZPeripheral: PeripheralHost {
   }
 
   /// Waits until bluetoothd has read every notification sent so far from
-  /// the acquired sockets (`SIOCOUTQ` reads 0 on each), 50 ms at most.
+  /// the acquired sockets (`SIOCOUTQ` reads 0 on each), half a second at
+  /// most in all: in a loaded lab bluetoothd sometimes took over 50 ms, and
+  /// 1 % of a Muse's EEG sets then reached muselsl out of order.
   /// Notifications sent as D-Bus signals are in order on the bus already.
   public func notificationsTaken() async {
-    for socket in acquired.values.flatMap({ $0.map(\.socket) }) { _ = await socket.drain(within: .milliseconds(50)) }
+    let deadline = ContinuousClock.now + .milliseconds(500)
+    for socket in acquired.values.flatMap({ $0.map(\.socket) }) {
+      _ = await socket.drain(within: max(.zero, deadline - ContinuousClock.now))
+    }
   }
 
   private func send(_ value: [UInt8], _ address: CharacteristicAddress, needing property: CharacteristicProperties)

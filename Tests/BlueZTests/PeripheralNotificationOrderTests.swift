@@ -91,12 +91,12 @@ import Testing
   }
 
   /// A reader that never reads does not hold the device up for long.
-  @Test func anUnreadSocketHoldsItUpAtMost50Milliseconds() async throws {
+  @Test func anUnreadSocketHoldsItUpHalfASecond() async throws {
     let (peripheral, first, second) = try await host(name: "stalled")
     try await peripheral.notify([1], characteristic: TwoStreams.first)
     let start = ContinuousClock.now
     await peripheral.notificationsTaken()
-    #expect(ContinuousClock.now - start >= .milliseconds(50))
+    #expect(ContinuousClock.now - start >= .milliseconds(500))
     #expect(Self.read(first) == [1])
     // With nothing unread it returns at once.
     await peripheral.notificationsTaken()
