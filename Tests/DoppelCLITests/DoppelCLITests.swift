@@ -24,6 +24,8 @@ import Testing
     process.executableURL = Self.binary
     process.arguments = arguments
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    // Never a terminal: a command that would ask (`doppel import`) must not wait.
+    process.standardInput = FileHandle.nullDevice
     let out = Pipe()
     let err = Pipe()
     process.standardOutput = out

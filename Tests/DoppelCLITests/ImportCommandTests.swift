@@ -9,36 +9,17 @@ extension DoppelCLITests {
     .appendingPathComponent("CaptureTests/Captures")
   static let twoSessions = captures.appendingPathComponent("lab-two-sessions.btsnoop").path
 
-  /// Runs doppel with standard input from /dev/null: never a terminal.
-  func runDetached(_ arguments: [String]) throws -> Outcome {
-    let process = Process()
-    process.executableURL = Self.binary
-    process.arguments = arguments
-    process.standardInput = FileHandle.nullDevice
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let output = out.fileHandleForReading.readDataToEndOfFile()
-    let error = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return Outcome(
-      status: process.terminationStatus, output: String(decoding: output, as: UTF8.self),
-      error: String(decoding: error, as: UTF8.self))
-  }
-
   func temporaryFolder() -> String {
     NSTemporaryDirectory() + "doppel-import-\(UUID().uuidString)"
   }
 
   @Test func importWithoutADeviceListsThePeripheralsAsAUsageError() throws {
-    let outcome = try runDetached(["import", Self.twoSessions, "-o", temporaryFolder()])
+    let outcome = try run(["import", Self.twoSessions, "-o", temporaryFolder()])
     #expect(outcome.status == 64)
     #expect(outcome.error.contains("the capture has 2 peripherals with ATT traffic; choose one with --device"))
     #expect(outcome.error.contains("00:AA:01:02:00:02 \"Empatica E4\": 1 connection, 65 ATT PDUs"))
     #expect(outcome.error.contains("00:AA:01:00:00:00 \"BlendMicro\": 1 connection, 99 ATT PDUs"))
-    let unknown = try runDetached([
+    let unknown = try run([
       "import", Self.twoSessions, "--device", "00:AA:01:00:00:99", "-o", temporaryFolder(),
     ])
     #expect(unknown.status == 64)
@@ -47,7 +28,7 @@ extension DoppelCLITests {
 
   @Test func anImportedSessionReplaysByteForByteInTheLoopback() throws {
     let folder = temporaryFolder()
-    let imported = try runDetached(["import", Self.twoSessions, "--device", "00:AA:01:02:00:02", "-o", folder])
+    let imported = try run(["import", Self.twoSessions, "--device", "00:AA:01:02:00:02", "-o", folder])
     #expect(imported.status == 0, "\(imported.error)")
     #expect(imported.output.contains("22 notifications and indications → notifications.csv"))
     #expect(imported.output.contains("reason 0x13 (remote user terminated) → a timeline fault"))
@@ -55,7 +36,7 @@ extension DoppelCLITests {
     #expect(scenario.contains("- {after: subscribed, delay: 2929500us, do: disconnect}"))
     let recording = try String(contentsOfFile: folder + "/notifications.csv", encoding: .utf8)
       .split(separator: "\n").dropFirst()
-    let run = try runDetached(["e2e", "--loopback", folder + "/scenario.yaml"])
+    let run = try run(["e2e", "--loopback", folder + "/scenario.yaml"])
     #expect(run.status == 0, "\(run.output)\(run.error)")
     // Every recorded payload arrived: the first ones as printed, in order, and all of them by count
     // (GenericPeripheralLoopbackTests check replays value by value).
@@ -74,7 +55,7 @@ extension DoppelCLITests {
     let data = try Data(contentsOf: URL(fileURLWithPath: Self.twoSessions))
     let cut = NSTemporaryDirectory() + "doppel-cut-\(UUID().uuidString).btsnoop"
     try data.dropLast(5).write(to: URL(fileURLWithPath: cut))
-    let outcome = try runDetached(["import", cut, "--device", "00:AA:01:02:00:02", "-o", temporaryFolder()])
+    let outcome = try run(["import", cut, "--device", "00:AA:01:02:00:02", "-o", temporaryFolder()])
     #expect(outcome.status == 1)
     #expect(outcome.error.contains("\(cut): error: record 179 (byte offset "))
     #expect(outcome.error.contains("the file ends inside this record"))
@@ -82,7 +63,7 @@ extension DoppelCLITests {
     header[14] = 0x03  // datalink 1001 (0x03e9)
     header[15] = 0xE9
     try Data(header).write(to: URL(fileURLWithPath: cut))
-    let datalink = try runDetached(["import", cut, "-o", temporaryFolder()])
+    let datalink = try run(["import", cut, "-o", temporaryFolder()])
     #expect(datalink.status == 1)
     #expect(datalink.error.contains("datalink 1001 (HCI without framing) is not one this reader decodes"))
   }
