@@ -217,12 +217,23 @@ public actor BlueZCentralConnection: CentralConnection {
 
   /// BlueZ closed a notification socket: the link went down, or BlueZ gave up the subscription.
   private func socketClosed(_ id: Int, _ characteristic: CharacteristicAddress) async {
-    guard let sink = notificationSinks[id] else { return }
-    if reason == nil, (try? await device.property(BlueZ.deviceInterface, "Connected").bool) == false {
-      ended()
+    guard notificationSinks[id] != nil, reason == nil else { return }
+    // The socket's end can come before the signal that says why: ask.
+    do {
+      if try await device.property(BlueZ.deviceInterface, "Connected").bool == false {
+        ended()
+        return
+      }
+    } catch {
+      // No bluetoothd to answer, or a new one that never knew this device
+      // (killed and started again): the link went with the old one.
+      Logger.bluez.debug(
+        "a notification socket closed and bluetoothd cannot say whether the link is up: the link is gone",
+        metadata: ["peripheral": "\(peripheral)", "error": "\(error)"])
+      ended(lost: true)
       return
     }
-    guard reason == nil else { return }
+    guard reason == nil, let sink = notificationSinks[id] else { return }
     notificationSinks[id] = nil
     sink.finish(throwing: GATTError(.failed, "BlueZ ended the notifications of \(characteristic)"))
   }
