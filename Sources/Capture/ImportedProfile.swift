@@ -55,12 +55,14 @@ struct ImportedProfile {
   /// Declares `found`, in the peripheral's order: not bluetoothd's own
   /// services, and of a UUID that appears more than once (in the lab,
   /// bluetoothd publishes a Device Information service beside the device's)
-  /// only the one with the most characteristics. Returns, for each service
-  /// found, its characteristics' keys in order, or `nil` when it is not declared.
+  /// only the one with the most characteristics, the later of equals
+  /// (bluetoothd publishes its own before any application's). Returns, for
+  /// each service found, its characteristics' keys in order, or `nil` when
+  /// it is not declared.
   mutating func declare(_ found: [FoundService], notes: inout [String]) -> [[String]?] {
     var chosen: [BluetoothUUID: Int] = [:]
     for (index, service) in found.enumerated()
-    where chosen[service.uuid].map({ found[$0].characteristics.count < service.characteristics.count }) ?? true {
+    where chosen[service.uuid].map({ found[$0].characteristics.count <= service.characteristics.count }) ?? true {
       chosen[service.uuid] = index
     }
     var dropped = false
