@@ -68,6 +68,7 @@ struct RecordCommand: AsyncParsableCommand {
   func run() async throws {
     logging.bootstrap("record")
     // Before the radio: a recording that could not be written is not made.
+    let made = !FileManager.default.fileExists(atPath: output)
     do {
       try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
       guard FileManager.default.isWritableFile(atPath: output) else {
@@ -85,6 +86,7 @@ struct RecordCommand: AsyncParsableCommand {
       central = try await transport.central(on: adapter)
     } catch {
       await transport.shutdown()
+      removeFolder(made)
       printError("doppel record: error: \(error)")
       throw ExitCode(1)
     }
@@ -106,6 +108,7 @@ struct RecordCommand: AsyncParsableCommand {
       recorded = try await recording.value
     } catch {
       await transport.shutdown()
+      removeFolder(made)
       printError("doppel record: error: \(error)")
       throw ExitCode(1)
     }
@@ -122,6 +125,11 @@ struct RecordCommand: AsyncParsableCommand {
     for line in recorded.scenario.summary { print("  \(line)") }
     for note in recorded.scenario.notes { print("  note: \(note)") }
     print("wrote \(scenario); replay it with: doppel e2e --loopback \(scenario)")
+  }
+
+  /// Removes the output folder when this run made it: nothing was recorded into it.
+  private func removeFolder(_ made: Bool) {
+    if made { try? FileManager.default.removeItem(atPath: output) }
   }
 
   /// Writes a line at once, unbuffered, so a pipe sees it live.
