@@ -155,7 +155,9 @@ let package = Package(
     .testTarget(name: "DoppelCLITests", dependencies: ["doppel"]),
     .testTarget(name: "FuzzingTests", dependencies: ["Fuzzing"]),
     .testTarget(name: "GenericTests", dependencies: ["Generic", "GATT", "Loopback"]),
-    .testTarget(name: "CaptureTests", dependencies: ["Capture", "GATT"], exclude: ["Captures"]),
+    .testTarget(
+      name: "CaptureTests", dependencies: ["Capture", "GATT", "Loopback", "Generic", "DoppelKit"], exclude: ["Captures"]
+    ),
     // End-to-end tests over real BlueZ; ci/test runs them inside the virtual lab.
     .testTarget(
       name: "LabTests",

@@ -121,6 +121,9 @@ public struct BlueZCentral: CentralLink {
         if let company = entry.key.int, let bytes = entry.value.bytes { data.manufacturerData[UInt16(company)] = bytes }
       }
     }
+    for (uuid, value) in device["ServiceData"]?.dictionary ?? [:] {
+      if let uuid = try? BluetoothUUID(string: uuid), let bytes = value.bytes { data.serviceData[uuid] = bytes }
+    }
     if let appearance = device["Appearance"]?.int { data.appearance = UInt16(truncatingIfNeeded: appearance) }
     if let power = device["TxPower"]?.int { data.txPowerLevel = Int8(truncatingIfNeeded: power) }
     return data

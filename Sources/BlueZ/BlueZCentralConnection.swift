@@ -9,6 +9,8 @@ public actor BlueZCentralConnection: CentralConnection {
   let device: DBusRemoteObject
   let bus: DBusConnection
   private var characteristics: [CharacteristicAddress: (path: ObjectPath, properties: CharacteristicProperties)] = [:]
+  /// The `GattDescriptor1` objects of each characteristic, by UUID.
+  private var descriptorPaths: [CharacteristicAddress: [BluetoothUUID: ObjectPath]] = [:]
   private var services: [DiscoveredService] = []
   private var reason: DisconnectReason?
   private var closingLocally = false
@@ -87,11 +89,16 @@ public actor BlueZCentralConnection: CentralConnection {
         else { continue }
         let uuid = try BluetoothUUID(string: uuidText)
         let properties = CharacteristicProperties(bluezFlags: characteristic["Flags"]?.strings ?? [])
-        let descriptors = objects.filter { $0.key.isDescendant(of: path) }.compactMap {
-          $0.value[BlueZ.gattDescriptorInterface]?["UUID"]?.string.flatMap { try? BluetoothUUID(string: $0) }
-        }.sorted()
+        let descriptorObjects = objects.filter { $0.key.isDescendant(of: path) }.compactMap { entry in
+          entry.value[BlueZ.gattDescriptorInterface]?["UUID"]?.string.flatMap { try? BluetoothUUID(string: $0) }
+            .map { (uuid: $0, path: entry.key) }
+        }
+        let descriptors = descriptorObjects.map(\.uuid).sorted()
         let address = CharacteristicAddress(service: service.uuid, characteristic: uuid)
-        if characteristics[address] == nil { characteristics[address] = (path, properties) }
+        if characteristics[address] == nil {
+          characteristics[address] = (path, properties)
+          descriptorPaths[address] = Dictionary(descriptorObjects.map { ($0.uuid, $0.path) }) { first, _ in first }
+        }
         if let mtu = characteristic["MTU"]?.int { currentMTU = max(currentMTU, mtu) }
         chars.append(DiscoveredCharacteristic(address: address, properties: properties, descriptors: descriptors))
       }
@@ -134,6 +141,21 @@ public actor BlueZCentralConnection: CentralConnection {
         ?? []
     } catch {
       throw failure(error, "reading \(characteristic)")
+    }
+  }
+
+  /// Reads the descriptor from the peripheral (`GattDescriptor1.ReadValue`).
+  public func read(descriptor: BluetoothUUID, of characteristic: CharacteristicAddress) async throws(GATTError)
+    -> [UInt8]
+  {
+    _ = try lookup(characteristic)
+    guard let path = descriptorPaths[characteristic]?[descriptor],
+      let object = try? DBusRemoteObject(connection: bus, destination: BlueZ.service, path: path)
+    else { throw GATTError(.notFound, "\(characteristic) of \(peripheral) has no descriptor \(descriptor)") }
+    do {
+      return try await object.call(BlueZ.gattDescriptorInterface, "ReadValue", [.properties([:])]).first?.bytes ?? []
+    } catch {
+      throw failure(error, "reading descriptor \(descriptor) of \(characteristic)")
     }
   }
 

@@ -1,17 +1,36 @@
 import GATT
 
-/// A captured GATT database as a `generic` device's profile: every service
-/// and characteristic discovered, with the first value read of each, and a
-/// key per characteristic for the recording and the scenario. Handles the
+/// A peripheral's GATT database as a `generic` device's profile: every
+/// service and characteristic found (in a capture's discovery responses, or
+/// by `doppel record` on a live link), with the value read of each, and a
+/// key per characteristic for the recording and the scenario. Handles a
 /// capture uses but never shows discovered get a service of their own.
 struct ImportedProfile {
   struct Entry {
     var uuid: BluetoothUUID
     var key: String
     var properties: CharacteristicProperties
-    var valueHandle: UInt16
     var value: [UInt8]?
     var descriptors: [(uuid: BluetoothUUID, value: [UInt8])]
+  }
+
+  /// A service as the peripheral showed it, before it is declared.
+  struct FoundService {
+    var uuid: BluetoothUUID
+    /// Where it is, for a note: `at handle 0x000c`, `number 2`.
+    var place: String
+    var characteristics: [FoundCharacteristic]
+  }
+
+  /// A characteristic as the peripheral showed it, with the value read
+  /// (`nil`: none, or it could not be read).
+  struct FoundCharacteristic {
+    var uuid: BluetoothUUID
+    var properties: CharacteristicProperties
+    var value: [UInt8]?
+    var descriptors: [(uuid: BluetoothUUID, value: [UInt8])]
+    /// Sets its key apart from another's of the same name (its value handle in hex, its position).
+    var tag: String
   }
 
   /// The services bluetoothd publishes itself on every device: not declared.
@@ -28,60 +47,87 @@ struct ImportedProfile {
 
   var services: [(uuid: BluetoothUUID, entries: [Entry])] = []
   private var keys: [UInt16: String] = [:]
+  private var used: Set<String> = []
 
-  init(database: CapturedDatabase, connection: CapturedConnection, notes: inout [String]) {
-    var used: Set<String> = []
-    func name(_ uuid: BluetoothUUID, handle: UInt16) -> String {
-      let base = Self.knownNames[uuid] ?? (uuid.alias16.map { hex16($0) } ?? String(uuid.uuidString.prefix(8)))
-      let key = used.contains(base) ? "\(base)-\(hex16(handle))" : base
-      used.insert(key)
-      return key
+  /// An empty profile, to `declare` services into.
+  init() {}
+
+  /// Declares `found`, in the peripheral's order: not bluetoothd's own
+  /// services, and of a UUID that appears more than once (in the lab,
+  /// bluetoothd publishes a Device Information service beside the device's)
+  /// only the one with the most characteristics, the later of equals
+  /// (bluetoothd publishes its own before any application's). Returns, for
+  /// each service found, its characteristics' keys in order, or `nil` when
+  /// it is not declared.
+  mutating func declare(_ found: [FoundService], notes: inout [String]) -> [[String]?] {
+    var chosen: [BluetoothUUID: Int] = [:]
+    for (index, service) in found.enumerated()
+    where chosen[service.uuid].map({ found[$0].characteristics.count <= service.characteristics.count }) ?? true {
+      chosen[service.uuid] = index
     }
     var dropped = false
-    // A service UUID twice in one database (bluetoothd's own Device Information with its PnP ID beside
-    // the device's, say): the one with the most characteristics is declared.
-    func count(_ service: CapturedDatabase.Service) -> Int {
-      database.characteristics.values.filter { service.start <= $0.declaration && $0.declaration <= service.end }.count
-    }
-    let sorted = database.services.values.sorted { $0.start < $1.start }
-    var chosen: [BluetoothUUID: UInt16] = [:]
-    for service in sorted
-    where chosen[service.uuid].flatMap({ database.services[$0] }).map({ count($0) < count(service) }) ?? true {
-      chosen[service.uuid] = service.start
-    }
-    for service in sorted {
-      guard !Self.stackServices.contains(service.uuid) else { continue }
-      guard chosen[service.uuid] == service.start else {
-        notes.append(
-          "service \(Self.uuid(service.uuid)) appears more than once; the one at handle"
-            + " 0x\(hex16(chosen[service.uuid] ?? 0)) (the most characteristics) is declared, not the one at"
-            + " 0x\(hex16(service.start))")
+    var keys: [[String]?] = []
+    for (index, service) in found.enumerated() {
+      guard !Self.stackServices.contains(service.uuid), let winner = chosen[service.uuid], winner == index else {
+        if let winner = chosen[service.uuid], !Self.stackServices.contains(service.uuid) {
+          notes.append(
+            "service \(Self.uuid(service.uuid)) appears more than once; the one \(found[winner].place) (the most"
+              + " characteristics) is declared, not the one \(service.place)")
+        }
+        keys.append(nil)
         continue
       }
-      let characteristics = database.characteristics.values.filter {
-        service.start <= $0.declaration && $0.declaration <= service.end
-      }.sorted { $0.declaration < $1.declaration }
       var entries: [Entry] = []
-      for (index, characteristic) in characteristics.enumerated() {
-        let end = index + 1 < characteristics.count ? Int(characteristics[index + 1].declaration) : Int(service.end) + 1
-        let descriptors = database.descriptors.filter {
-          $0.key > characteristic.valueHandle && Int($0.key) < end && !Self.notDescriptors.contains($0.value)
-        }.sorted { $0.key < $1.key }.map { (uuid: $0.value, value: database.values[$0.key] ?? []) }
+      for characteristic in service.characteristics {
         if !characteristic.properties.intersection(Self.dropped).isEmpty { dropped = true }
-        let key = name(characteristic.uuid, handle: characteristic.valueHandle)
-        keys[characteristic.valueHandle] = key
+        let base =
+          Self.knownNames[characteristic.uuid]
+          ?? (characteristic.uuid.alias16.map { hex16($0) } ?? String(characteristic.uuid.uuidString.prefix(8)))
+        let key = used.contains(base) ? "\(base)-\(characteristic.tag)" : base
+        used.insert(key)
         entries.append(
           Entry(
             uuid: characteristic.uuid, key: key, properties: characteristic.properties.subtracting(Self.dropped),
-            valueHandle: characteristic.valueHandle,
-            value: characteristic.properties.contains(.read) ? database.values[characteristic.valueHandle] : nil,
-            descriptors: descriptors))
+            value: characteristic.properties.contains(.read) ? characteristic.value : nil,
+            descriptors: characteristic.descriptors.filter { !Self.notDescriptors.contains($0.uuid) }))
       }
+      keys.append(entries.map(\.key))
       if !entries.isEmpty { services.append((service.uuid, entries)) }
     }
     if dropped {
       notes.append(
         "broadcast, extended-properties and authenticated-signed-writes are not declared (bluetoothd serves them)")
+    }
+    return keys
+  }
+
+  /// The database a capture's discovery showed, and a service of its own for
+  /// the handles `connection` uses that discovery never showed.
+  init(database: CapturedDatabase, connection: CapturedConnection, notes: inout [String]) {
+    let sorted = database.services.values.sorted { $0.start < $1.start }
+    var found: [FoundService] = []
+    var valueHandles: [[UInt16]] = []
+    for service in sorted {
+      let characteristics = database.characteristics.values.filter {
+        service.start <= $0.declaration && $0.declaration <= service.end
+      }.sorted { $0.declaration < $1.declaration }
+      var entries: [FoundCharacteristic] = []
+      for (index, characteristic) in characteristics.enumerated() {
+        let end = index + 1 < characteristics.count ? Int(characteristics[index + 1].declaration) : Int(service.end) + 1
+        let descriptors = database.descriptors.filter { $0.key > characteristic.valueHandle && Int($0.key) < end }
+          .sorted { $0.key < $1.key }.map { (uuid: $0.value, value: database.values[$0.key] ?? []) }
+        entries.append(
+          FoundCharacteristic(
+            uuid: characteristic.uuid, properties: characteristic.properties,
+            value: database.values[characteristic.valueHandle], descriptors: descriptors,
+            tag: hex16(characteristic.valueHandle)))
+      }
+      found.append(
+        FoundService(uuid: service.uuid, place: "at handle 0x" + hex16(service.start), characteristics: entries))
+      valueHandles.append(characteristics.map(\.valueHandle))
+    }
+    for (handles, declared) in zip(valueHandles, declare(found, notes: &notes)) {
+      for (handle, key) in zip(handles, declared ?? []) { keys[handle] = key }
     }
     // Handles the connection uses that discovery never showed.
     var undiscovered: [UInt16: CharacteristicProperties] = [:]
@@ -110,7 +156,7 @@ struct ImportedProfile {
         keys[handle] = key
         entries.append(
           Entry(
-            uuid: uuid, key: key, properties: undiscovered[handle] ?? [.notify], valueHandle: handle, value: nil,
+            uuid: uuid, key: key, properties: undiscovered[handle] ?? [.notify], value: nil,
             descriptors: []))
       }
       services.append((Self.undiscoveredService, entries))

@@ -1,17 +1,17 @@
 import Foundation
 import GATT
 
-/// The files that replay a captured peripheral with Doppel's `generic`
-/// model: a scenario, the profile it names, the recording of the
-/// peripheral's notifications and indications, and the central's writes
-/// with their answers. Times count from the connection's first
-/// subscription (from the connection itself when the central never
-/// subscribed), and the disconnection is a timeline fault at the same
-/// moment from there.
+/// The files that replay a peripheral with Doppel's `generic` model, from a
+/// capture (`doppel import`) or a live recording (`doppel record`): a
+/// scenario, the profile it names, the recording of the peripheral's
+/// notifications and indications, and (from a capture) the central's writes
+/// with their answers. Times count from the session's first subscription
+/// (from the connection itself when the central never subscribed), and the
+/// disconnection is a timeline fault at the same moment from there.
 public struct ImportedScenario: Sendable {
   /// File names inside the output folder, and their text.
   public var files: [(name: String, text: String)]
-  /// What the import could not carry over exactly, one sentence each.
+  /// What could not be carried over exactly, one sentence each.
   public var notes: [String]
   /// One line per figure: notifications, writes, the disconnection.
   public var summary: [String]
@@ -78,11 +78,6 @@ public struct ImportedScenario: Sendable {
     }
     let profile = ImportedProfile(database: database, connection: connection, notes: &notes)
 
-    // Times from the first subscription (or the connection).
-    let firstSubscription = connection.events.first {
-      if case .subscription(_, let value) = $0.event { return value != 0 }
-      return false
-    }
     // Every time within a million seconds of the connection, so no difference below can overflow.
     let times = connection.events.map(\.time) + (connection.disconnection.map { [$0.time] } ?? [])
     if let wild = times.first(where: { !Self.near($0, connection.connectedAt) }) {
@@ -91,7 +86,43 @@ public struct ImportedScenario: Sendable {
         "the session with \(peripheral.address) has a timestamp (\(wild) µs) more than \(Self.longestSession / 1_000_000)"
           + " s from its connection's (\(connection.connectedAt) µs): its times are not one session's")
     }
-    let anchor = firstSubscription?.time ?? connection.connectedAt
+    let events = connection.events.map { time, event -> (time: Int64, event: PeripheralSession.Event) in
+      switch event {
+      case .notification(let handle, let value): (time, .notification(key: profile.key(handle), value: value))
+      case .indication(let handle, let value): (time, .indication(key: profile.key(handle), value: value))
+      case .write(let handle, let value, let withResponse, let answer):
+        (time, .write(key: profile.key(handle), value: value, withResponse: withResponse, answer: answer))
+      case .subscription(let handle, let value): (time, .subscription(key: profile.key(handle), value: value))
+      }
+    }
+    if connection.disconnection == nil {
+      notes.append("the capture ends before the link does: the scenario has no disconnection")
+    }
+    let session = PeripheralSession(
+      origin: [
+        "Imported by `doppel import` from \(source):",
+        "the peripheral \(peripheral.address), connection \(index + 1) of \(peripheral.connections.count),"
+          + " seen from the \(connection.seenFromCentral ? "central" : "peripheral")'s side.",
+      ],
+      name: "imported \(peripheral.advertisement.localName ?? peripheral.address.description)",
+      description: "\(peripheral.address) from \(source)",
+      advertisement: peripheral.advertisement(at: connection.connectedAt), profile: profile,
+      connectedAt: connection.connectedAt, events: events,
+      disconnection: connection.disconnection.map { ($0.time, DisconnectionReason.describe($0.reason)) },
+      watchedUntil: nil, seesWrites: true)
+    self.init(session: session, notes: notes)
+  }
+
+  /// The files that replay `session`; `notes` are those its reading made so far.
+  init(session: PeripheralSession, notes: [String]) {
+    var notes = notes
+    let profile = session.profile
+    // Times from the first subscription (or the connection).
+    let firstSubscription = session.events.first {
+      if case .subscription(_, let value) = $0.event { return value != 0 }
+      return false
+    }
+    let anchor = firstSubscription?.time ?? session.connectedAt
     let anchorName = firstSubscription == nil ? "connected" : "subscribed"
     func offset(_ time: Int64) -> Int64 { max(0, time - anchor) }
 
@@ -103,14 +134,13 @@ public struct ImportedScenario: Sendable {
     var refusals: [(key: String, value: [UInt8], code: UInt8)] = []
     var distinctWrites: [(key: String, value: [UInt8])] = []
     var subscribed: [String] = []
-    for (time, event) in connection.events {
+    for (time, event) in session.events {
       switch event {
-      case .notification(let handle, let value), .indication(let handle, let value):
+      case .notification(let key, let value), .indication(let key, let value):
         if time < anchor { early += 1 }
-        recording += "\(Self.seconds(offset(time))),\(profile.key(handle)),\(Self.hex(value))\n"
+        recording += "\(Self.seconds(offset(time))),\(key),\(Self.hex(value))\n"
         notified += 1
-      case .write(let handle, let value, let withResponse, let answer):
-        let key = profile.key(handle)
+      case .write(let key, let value, let withResponse, let answer):
         let outcome =
           switch answer {
           case nil: withResponse ? "unanswered" : "none"
@@ -127,8 +157,7 @@ public struct ImportedScenario: Sendable {
         if !distinctWrites.contains(where: { $0.key == key && $0.value == value }) {
           distinctWrites.append((key, value))
         }
-      case .subscription(let handle, let value):
-        let key = profile.key(handle)
+      case .subscription(let key, let value):
         if value != 0, !subscribed.contains(key) { subscribed.append(key) }
       }
     }
@@ -144,8 +173,7 @@ public struct ImportedScenario: Sendable {
     }
 
     // The profile file.
-    var profileText = profile.yaml(
-      advertisement: Self.fitting(peripheral.advertisement(at: connection.connectedAt), notes: &notes))
+    var profileText = profile.yaml(advertisement: Self.fitting(session.advertisement, notes: &notes))
     profileText += "replay:\n  - {file: \(Self.recordingFile), from: \(anchorName)}\n"
     if !refusals.isEmpty {
       profileText += "responses:\n"
@@ -156,34 +184,31 @@ public struct ImportedScenario: Sendable {
     }
 
     // The scenario.
-    let lastEvent = connection.events.last.map { offset($0.time) } ?? 0
-    var scenario = "# Imported by `doppel import` from \(source):\n"
-    scenario +=
-      "# the peripheral \(peripheral.address), connection \(index + 1) of \(peripheral.connections.count),"
-      + " seen from the \(connection.seenFromCentral ? "central" : "peripheral")'s side.\n"
+    let lastEvent = session.events.last.map { offset($0.time) } ?? 0
+    var scenario = session.origin.map { "# \($0)\n" }.joined()
     scenario += "# Times count from the \(firstSubscription == nil ? "connection" : "first subscription").\n"
     var summary = [
-      "\(notified) notification\(notified == 1 ? "" : "s") and indication\(notified == 1 ? "" : "s") → \(Self.recordingFile)",
-      "\(writeCount) write\(writeCount == 1 ? "" : "s") (\(refusals.count) refused) → \(Self.writesFile)",
+      "\(notified) notification\(notified == 1 ? "" : "s") and indication\(notified == 1 ? "" : "s") → \(Self.recordingFile)"
     ]
-    var end = lastEvent
+    if session.seesWrites {
+      summary.append(
+        "\(writeCount) write\(writeCount == 1 ? "" : "s") (\(refusals.count) refused) → \(Self.writesFile)")
+    }
+    var end = max(lastEvent, session.watchedUntil.map(offset) ?? 0)
     var timeline = ""
-    if let (time, reason) = connection.disconnection {
+    if let (time, reason) = session.disconnection {
       let at = offset(time)
       end = max(end, at)
-      let description = DisconnectionReason.describe(reason)
-      scenario += "# The link ended \(Self.seconds(at)) s after that, reason \(description).\n"
+      scenario += "# The link ended \(Self.seconds(at)) s after that, reason \(reason).\n"
       timeline = "timeline:\n  - {after: \(anchorName), delay: \(at)us, do: disconnect}\n"
       summary.append(
-        "disconnection \(Self.seconds(at)) s after the \(anchorName == "subscribed" ? "first subscription" : "connection"), reason \(description) → a timeline fault"
+        "disconnection \(Self.seconds(at)) s after the \(anchorName == "subscribed" ? "first subscription" : "connection"), reason \(reason) → a timeline fault"
       )
-    } else {
-      notes.append("the capture ends before the link does: the scenario has no disconnection")
     }
-    scenario += "scenario: imported \(peripheral.advertisement.localName ?? peripheral.address.description)\n"
-    scenario += "description: \(Self.quoted("\(peripheral.address) from \(source)"))\n"
-    // The captured session from the connection on, and 10 s more for the central to find the device.
-    scenario += "duration: \((anchor - connection.connectedAt + end + 10_000_000) / 1000)ms\n"
+    scenario += "scenario: \(session.name)\n"
+    scenario += "description: \(Self.quoted(session.description))\n"
+    // The session from the connection on, and 10 s more for the central to find the device.
+    scenario += "duration: \((anchor - session.connectedAt + end + 10_000_000) / 1000)ms\n"
     scenario += "devices:\n  - id: device\n    model: generic\n    profile: \(Self.profileFile)\n"
     // Doppel's own client writes what the captured central wrote; another central under `doppel test` ignores it.
     scenario += "    client: {reconnect: false\(writeCount > 0 ? ", writes: \(Self.writesFile)" : "")}\n"
@@ -194,12 +219,18 @@ public struct ImportedScenario: Sendable {
       expectations.append("  - central-wrote: {characteristic: \(write.key), hex: \"^\(Self.hex(write.value))$\"}")
     }
     if !expectations.isEmpty { scenario += "expect:\n" + expectations.joined(separator: "\n") + "\n" }
-    files = [
-      (Self.scenarioFile, scenario), (Self.profileFile, profileText), (Self.recordingFile, recording),
-      (Self.writesFile, writes),
-    ]
+    files = [(Self.scenarioFile, scenario), (Self.profileFile, profileText), (Self.recordingFile, recording)]
+    if session.seesWrites { files.append((Self.writesFile, writes)) }
     self.notes = notes
     self.summary = summary
+  }
+
+  /// Writes the files into `folder`, made if it is not there.
+  public func write(into folder: String) throws {
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    for (name, text) in files {
+      try text.write(toFile: folder + "/" + name, atomically: true, encoding: .utf8)
+    }
   }
 
   /// `advertisement`, less what does not fit a legacy advertisement and its

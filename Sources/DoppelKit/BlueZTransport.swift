@@ -106,6 +106,17 @@ public actor BlueZTransport: ScenarioTransport {
     return BlueZCentral(adapter: adapter, bus: bus)
   }
 
+  /// A central on `adapter` (an hci name or address; `nil`: the first
+  /// adapter), powered on, with the adapter's name: for a command that
+  /// records or watches one device, with no scenario around it.
+  public func central(on adapter: String?) async throws -> (link: any CentralLink, adapter: String) {
+    let bus = try await connectBus()
+    centralBuses.append(bus)
+    let found = try await BluetoothAdapter.find(adapter, on: bus)
+    try await found.powerOn(on: bus)
+    return (BlueZCentral(adapter: found, bus: bus), found.name)
+  }
+
   /// The number in an adapter's name (`hci12` → 12), for ordering them as the kernel numbered them.
   static func index(of name: String) -> Int {
     Int(name.drop { !$0.isNumber }) ?? Int.max

@@ -17,6 +17,12 @@ public protocol CentralConnection: Sendable {
   /// A refusal by the peripheral throws `attribute(ATTError)`.
   func read(_ characteristic: CharacteristicAddress) async throws(GATTError) -> [UInt8]
 
+  /// Reads the value of one of a characteristic's descriptors (not the
+  /// CCCD, which the transport manages). Throws `notFound` for a descriptor
+  /// the characteristic does not have, `attribute(ATTError)` when the
+  /// peripheral refuses.
+  func read(descriptor: BluetoothUUID, of characteristic: CharacteristicAddress) async throws(GATTError) -> [UInt8]
+
   /// Writes a characteristic's value.
   ///
   /// With response, returns when the peripheral has accepted the value; a

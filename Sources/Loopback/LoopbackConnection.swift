@@ -63,6 +63,24 @@ public struct LoopbackConnection: CentralConnection {
     return Array(value.prefix(GATTProfile.maximumAttributeLength))
   }
 
+  /// Serves the descriptor's declared value, as a host does (the model is not asked).
+  public func read(descriptor: BluetoothUUID, of characteristic: CharacteristicAddress) async throws(GATTError)
+    -> [UInt8]
+  {
+    let declared = try air.state.withLock { state throws(GATTError) in
+      let (_, hosted) = try target(in: state)
+      let definition = try Self.definition(characteristic, in: hosted)
+      guard let declared = definition.descriptors.first(where: { $0.uuid == descriptor }) else {
+        throw GATTError(.notFound, "\(definition.name) (\(characteristic)) has no descriptor \(descriptor)")
+      }
+      return declared
+    }
+    guard declared.permissions.contains(.read) else {
+      throw GATTError(.attribute(.readNotPermitted), "the peripheral refused to read descriptor \(descriptor)")
+    }
+    return declared.value
+  }
+
   public func write(_ value: [UInt8], to characteristic: CharacteristicAddress, type: WriteType)
     async throws(GATTError)
   {

@@ -10,7 +10,7 @@ struct Doppel: AsyncParsableCommand {
     version: DoppelVersion.current,
     subcommands: [
       DevicesCommand.self, AdvertiseCommand.self, WatchCommand.self, CheckCommand.self, RunCommand.self,
-      EndToEndCommand.self, TestCommand.self, ImportCommand.self, LabCommand.self,
+      EndToEndCommand.self, TestCommand.self, ImportCommand.self, RecordCommand.self, LabCommand.self,
     ]
   )
 

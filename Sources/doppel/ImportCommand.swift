@@ -43,21 +43,14 @@ struct ImportCommand: ParsableCommand {
   func run() throws {
     logging.bootstrap("import")
     // The capture and the files' text are gone before the check below reads the files back.
-    let report = try importCapture()
-    let scenario = output + "/" + ImportedScenario.scenarioFile
-    // What was written must be a valid scenario; a failure here is Doppel's bug, reported as one.
-    do {
-      _ = try DeviceCatalog.parser.parse(file: scenario)
-    } catch {
-      printError("doppel import wrote a scenario it cannot read (a bug in doppel):\n\(error)")
-      throw ExitCode(1)
-    }
+    let (report, scenario) = try importCapture()
+    try ImportedScenario.checkWritten(scenario, by: "import")
     for line in report { print(line) }
     print("wrote \(scenario); replay it with: doppel e2e --loopback \(scenario)")
   }
 
-  /// Reads the capture, writes the files, and returns what to print.
-  private func importCapture() throws -> [String] {
+  /// Reads the capture, writes the files, and returns what to print and the scenario's path.
+  private func importCapture() throws -> (report: [String], scenario: String) {
     let read: Capture
     do {
       read = try Capture.read(path: capture)
@@ -74,16 +67,10 @@ struct ImportCommand: ParsableCommand {
       printError("\(capture): error: \(error)")
       throw ExitCode(1)
     }
-    do {
-      try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
-      for (name, text) in imported.files {
-        try text.write(toFile: output + "/" + name, atomically: true, encoding: .utf8)
-      }
-    } catch {
-      printError("cannot write into \(output): \(error.localizedDescription)")
-      throw ExitCode(1)
-    }
-    return [peripheral.summary] + imported.summary.map { "  \($0)" } + imported.notes.map { "  note: \($0)" }
+    let scenario = try imported.writeFiles(into: output)
+    return (
+      [peripheral.summary] + imported.summary.map { "  \($0)" } + imported.notes.map { "  note: \($0)" }, scenario
+    )
   }
 
   /// The peripheral `--device` names, the only one with ATT traffic, or the one the user picks.
