@@ -123,16 +123,36 @@ public actor DBusConnection {
   }
 
   /// Closes the connection: pending calls fail with `Disconnected`, signal
-  /// streams finish, exported objects disappear. Queued messages are flushed first.
+  /// streams finish, exported objects disappear. Queued messages are sent
+  /// first, for up to ``closingFlushLimit``.
   public func close() {
     guard isOpen else { return }
     Logger.dbus.debug("closing the connection", metadata: ["name": "\(uniqueName)"])
     isOpen = false
-    dbus_connection_flush(raw)
+    flushQueuedMessages(within: Self.closingFlushLimit)
     loop.stop()
     dbus_connection_close(raw)
     connectionLost(DBusError.disconnected("the connection was closed"))
     dbus_connection_unref(raw)
+  }
+
+  /// How long ``close()`` goes on sending queued messages.
+  public static let closingFlushLimit = Duration.seconds(1)
+
+  /// Sends queued messages until none is left, the connection drops, or
+  /// `limit` passes. (`dbus_connection_flush` has no bound: with the bus
+  /// waiting for us to read, and our incoming queue full, it spins forever.)
+  private func flushQueuedMessages(within limit: Duration) {
+    let deadline = ContinuousClock.now + limit
+    while dbus_connection_get_is_connected(raw) != 0, dbus_connection_has_messages_to_send(raw) != 0,
+      ContinuousClock.now < deadline
+    {
+      _ = dbus_connection_read_write(raw, 20)
+    }
+    if dbus_connection_has_messages_to_send(raw) != 0 {
+      Logger.dbus.warning(
+        "closing the connection with messages still unsent", metadata: ["name": "\(uniqueName)", "after": "\(limit)"])
+    }
   }
 
   /// Fails everything that waits on the connection.

@@ -3,6 +3,7 @@ import DBus
 import DBusTestSupport
 import GATT
 import Glibc
+import Synchronization
 import Testing
 
 /// The central's side of an acquired notification socket when bluetoothd
@@ -24,8 +25,25 @@ struct CentralNotificationEndTests {
     let bus: DBusConnection
     let adapter: BluetoothAdapter
     let devicePath: ObjectPath
-    /// bluetoothd's end of the socket, and the one it hands out.
-    let ends: (bluetoothd: Int32, central: Int32)
+    let ends: SocketEnds
+
+    /// bluetoothd's end of the socket and the one it hands out, each closed
+    /// once: a second close could hit a descriptor another test opened since.
+    final class SocketEnds: Sendable {
+      let bluetoothd: Int32
+      let central: Int32
+      private let open = Mutex<Set<Int32>>([])
+
+      init(bluetoothd: Int32, central: Int32) {
+        self.bluetoothd = bluetoothd
+        self.central = central
+        open.withLock { $0 = [bluetoothd, central] }
+      }
+
+      func close(_ fd: Int32) {
+        if open.withLock({ $0.remove(fd) }) != nil { Glibc.close(fd) }
+      }
+    }
 
     static func start(on privateBus: PrivateBus) async throws -> FakeCentralSide {
       let bus = try await privateBus.connect()
@@ -88,12 +106,13 @@ struct CentralNotificationEndTests {
               DBusProperty(name: "Flags", value: .strings(["notify"])),
             ])
         ])
-      return FakeCentralSide(bus: bus, adapter: adapter, devicePath: devicePath, ends: (pair[0], central))
+      return FakeCentralSide(
+        bus: bus, adapter: adapter, devicePath: devicePath, ends: SocketEnds(bluetoothd: pair[0], central: central))
     }
 
     func close() {
-      Glibc.close(ends.bluetoothd)
-      Glibc.close(ends.central)
+      ends.close(ends.bluetoothd)
+      ends.close(ends.central)
     }
   }
 
@@ -144,7 +163,7 @@ struct CentralNotificationEndTests {
     // As after bluetoothd was killed and started again: the device's object
     // is gone, and the old daemon's socket closes.
     try await fake.bus.unexport(fake.devicePath)
-    Glibc.close(fake.ends.bluetoothd)
+    fake.ends.close(fake.ends.bluetoothd)
     let error = await ending(of: notifications)
     #expect(error?.code == .disconnected(.linkLoss))
     #expect(await lastEvent(events) == .disconnected(.linkLoss))
@@ -158,7 +177,7 @@ struct CentralNotificationEndTests {
     // The property changes without a signal the central has read yet.
     try await fake.bus.updateProperties(
       at: fake.devicePath, interface: BlueZ.deviceInterface, ["Connected": .boolean(false)])
-    Glibc.close(fake.ends.bluetoothd)
+    fake.ends.close(fake.ends.bluetoothd)
     let error = await ending(of: notifications)
     #expect(error?.code == .disconnected(.remote))
     #expect(await lastEvent(events) == .disconnected(.remote))
@@ -169,7 +188,7 @@ struct CentralNotificationEndTests {
     let fake = try await FakeCentralSide.start(on: privateBus)
     defer { fake.close() }
     let (connection, notifications, _) = try await subscribe(fake)
-    Glibc.close(fake.ends.bluetoothd)
+    fake.ends.close(fake.ends.bluetoothd)
     let error = await ending(of: notifications)
     #expect(error?.code == .failed)
     #expect(error?.description.contains("BlueZ ended the notifications") == true)
