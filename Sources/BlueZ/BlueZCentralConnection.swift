@@ -246,18 +246,29 @@ public actor BlueZCentralConnection: CentralConnection {
         ended()
         return
       }
-    } catch {
+    } catch let error as DBusError where Self.bluetoothdLostTheDevice(error) {
       // No bluetoothd to answer, or a new one that never knew this device
       // (killed and started again): the link went with the old one.
       Logger.bluez.debug(
-        "a notification socket closed and bluetoothd cannot say whether the link is up: the link is gone",
+        "a notification socket closed and bluetoothd no longer knows the device: the link is gone",
         metadata: ["peripheral": "\(peripheral)", "error": "\(error)"])
       ended(lost: true)
       return
+    } catch {
+      // A bluetoothd that is there but slow to answer says nothing about the link.
     }
     guard reason == nil, let sink = notificationSinks[id] else { return }
     notificationSinks[id] = nil
     sink.finish(throwing: GATTError(.failed, "BlueZ ended the notifications of \(characteristic)"))
+  }
+
+  /// Errors that mean the bluetoothd that made this link is gone: no owner of
+  /// `org.bluez`, the call cut off by its exit, or a new one without the device.
+  private static func bluetoothdLostTheDevice(_ error: DBusError) -> Bool {
+    [
+      DBusError.Name.serviceUnknown, DBusError.Name.nameHasNoOwner, DBusError.Name.noReply,
+      DBusError.Name.unknownObject, DBusError.Name.unknownInterface, DBusError.Name.unknownMethod,
+    ].contains(error.name)
   }
 
   private func unsubscribe(_ id: Int, _ object: DBusRemoteObject?) async {
