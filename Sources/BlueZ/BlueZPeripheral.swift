@@ -77,7 +77,10 @@ public actor BlueZPeripheral: PeripheralHost {
   private var connected: [CentralID] = []
   private var mtus: [CentralID: Int] = [:]
   private var subscribed: [CharacteristicAddress: [CentralID]] = [:]
-  private var disconnecting: Set<CentralID> = []
+  /// Centrals this device disconnected whose link bluetoothd has not taken
+  /// down yet (it waits 2 s after Device1.Disconnect, its DISCONNECT_TIMER):
+  /// not taken for connected again meanwhile.
+  private var dropped: Set<CentralID> = []
   private var confirmations: [CharacteristicAddress: [CheckedContinuation<Void, Never>]] = [:]
   /// The sockets BlueZ acquired, by characteristic, with their numbers.
   private var acquired: [CharacteristicAddress: [(number: Int, socket: NotificationSocket)]] = [:]
@@ -349,7 +352,7 @@ public actor BlueZPeripheral: PeripheralHost {
     isAdvertising = false
     for socket in acquired.values.joined() { socket.socket.close() }
     acquired.removeAll()
-    for central in connected { disconnecting.remove(central) }
+    dropped.removeAll()
     for central in connected { centralDisconnected(central, reason: .linkLoss) }
     for waiter in confirmations.values.joined() { waiter.resume() }
     confirmations.removeAll()
@@ -710,7 +713,7 @@ public actor BlueZPeripheral: PeripheralHost {
   }
 
   private func centralConnected(_ central: CentralID) {
-    guard isRunning, !connected.contains(central) else { return }
+    guard isRunning, !connected.contains(central), !dropped.contains(central) else { return }
     Logger.bluez.debug(
       "a central connected", metadata: ["central": "\(central)", "device": "\(model.advertisement.localName ?? "?")"])
     connected.append(central)
@@ -738,7 +741,7 @@ public actor BlueZPeripheral: PeripheralHost {
       acquired.removeAll()
       Task { for address in addresses { await self.changeSubscription(address, false, acquired: false) } }
     }
-    let reason: DisconnectReason = lost ?? (disconnecting.remove(central) != nil ? .local : .remote)
+    let reason = lost ?? .remote
     Logger.bluez.debug(
       "a central disconnected",
       metadata: [
@@ -824,8 +827,13 @@ public actor BlueZPeripheral: PeripheralHost {
 
   public func disconnect(_ central: CentralID) async {
     guard connected.contains(central), let path = try? adapter.devicePath(for: central.rawValue) else { return }
-    disconnecting.insert(central)
+    // For the device the link ends now, as on a real radio: its
+    // subscriptions end and nothing more is sent on it.
+    centralDisconnected(central, reason: .local)
+    dropped.insert(central)
     let device = try? DBusRemoteObject(connection: bus, destination: BlueZ.service, path: path)
     _ = try? await device?.call(BlueZ.deviceInterface, "Disconnect")
+    // bluetoothd answers once the link is down (or not at all: then it never was).
+    dropped.remove(central)
   }
 }
