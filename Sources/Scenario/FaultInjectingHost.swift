@@ -7,6 +7,8 @@ struct FaultInjectingHost: PeripheralHost {
   let faults: FaultPlan
   /// Where the firmware's events go (device-side observations).
   let activity: CentralActivityRecorder
+  /// Where the timeline hears of them (`after: start-streaming`).
+  let events: DeviceEventFeed
 
   var clock: any Clock<Duration> { base.clock }
 
@@ -41,7 +43,10 @@ struct FaultInjectingHost: PeripheralHost {
 
   func disconnect(_ central: CentralID) async { await base.disconnect(central) }
 
-  func firmwareEvent(_ name: String, detail: String) { activity.firmwareEvent(name, detail: detail) }
+  func firmwareEvent(_ name: String, detail: String) {
+    activity.firmwareEvent(name, detail: detail)
+    events.report(DeviceEventFeed.Event(name: name))
+  }
 
   func notificationsTaken() async { await base.notificationsTaken() }
 }

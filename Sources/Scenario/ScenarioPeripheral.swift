@@ -5,25 +5,12 @@ import GATT
 /// happens on the link to the timeline (`after: connected`, …) and recording
 /// what the central did (``CentralActivity``).
 actor ScenarioPeripheral: PeripheralModel {
-  /// A link event the timeline can wait for.
-  struct LinkEvent: Sendable, Hashable {
-    /// `connected`, `disconnected` or `subscribed`.
-    var name: String
-    /// The characteristic's key, for `subscribed`.
-    var characteristic: String?
-
-    static let connected = LinkEvent(name: "connected")
-    static let disconnected = LinkEvent(name: "disconnected")
-    static func subscribed(_ characteristic: String) -> LinkEvent {
-      LinkEvent(name: "subscribed", characteristic: characteristic)
-    }
-  }
-
   nonisolated let model: any PeripheralModel
   nonisolated let faults: FaultPlan
   /// What the centrals did to this device.
   nonisolated let activity: CentralActivityRecorder
-  private var listeners: [AsyncStream<LinkEvent>.Continuation] = []
+  /// What the timeline can wait for: link events and the firmware's events.
+  nonisolated let events = DeviceEventFeed()
   private var host: (any PeripheralHost)?
 
   nonisolated var profile: GATTProfile { model.profile }
@@ -35,22 +22,11 @@ actor ScenarioPeripheral: PeripheralModel {
     self.activity = activity
   }
 
-  /// A new stream of link events from now on; it finishes when hosting stops.
-  func linkEvents() -> AsyncStream<LinkEvent> {
-    let (stream, continuation) = AsyncStream<LinkEvent>.makeStream()
-    listeners.append(continuation)
-    return stream
-  }
-
-  private func report(_ event: LinkEvent) {
-    for listener in listeners { listener.yield(event) }
-  }
-
   /// The host with the faults applied, once hosting started.
   var faultyHost: (any PeripheralHost)? { host }
 
   func start(host: any PeripheralHost) async {
-    let faulty = FaultInjectingHost(base: host, faults: faults, activity: activity)
+    let faulty = FaultInjectingHost(base: host, faults: faults, activity: activity, events: events)
     self.host = faulty
     await model.start(host: faulty)
   }
@@ -58,13 +34,12 @@ actor ScenarioPeripheral: PeripheralModel {
   func stop() async {
     faults.release()
     await model.stop()
-    for listener in listeners { listener.finish() }
-    listeners = []
+    events.finish()
   }
 
   func centralConnected(_ central: CentralID) async {
     activity.connected(central)
-    report(.connected)
+    events.report(.connected)
     await model.centralConnected(central)
     if !faults.acceptsConnections, let host {
       // Not from inside the callback: the host reports the disconnect after `disconnect` returns.
@@ -74,7 +49,7 @@ actor ScenarioPeripheral: PeripheralModel {
 
   func centralDisconnected(_ central: CentralID, reason: DisconnectReason) async {
     activity.disconnected(central, reason: reason)
-    report(.disconnected)
+    events.report(.disconnected)
     await model.centralDisconnected(central, reason: reason)
   }
 
@@ -91,7 +66,7 @@ actor ScenarioPeripheral: PeripheralModel {
   func subscriptionChanged(characteristic: CharacteristicAddress, central: CentralID, subscribed: Bool) async {
     let key = profile.characteristicKey(at: characteristic)
     activity.subscription(key, subscribed: subscribed)
-    if subscribed { report(.subscribed(key)) }
+    if subscribed { events.report(.subscribed(key)) }
     await model.subscriptionChanged(characteristic: characteristic, central: central, subscribed: subscribed)
   }
 

@@ -426,7 +426,7 @@ struct ScenarioReader {
         among: actions.map(\.name))
       return nil
     }
-    var allowed = ["at", "after", "delay", "characteristic", "device", "do"] + spec.parameters.map(\.key)
+    var allowed = ["at", "after", "occurrence", "delay", "characteristic", "device", "do"] + spec.parameters.map(\.key)
     if actionName == "set-stream" { allowed.append("source") }
     let required =
       Self.requiredParameters[actionName]
@@ -450,14 +450,25 @@ struct ScenarioReader {
       }
       trigger = .at(time)
     case (nil, let after?):
-      let events = ["connected", "disconnected", "subscribed"]
-      guard let event = document.setting(after, SettingSpec("after", .choice(events), help: ""), "'after'")?.text,
-        let id = device?.id
-      else {
+      // What the device sees on its link, or what its firmware understood the central to do.
+      let events = DeviceEventFeed.linkEventNames + (description?.firmwareEvents ?? [])
+      guard let event = document.text(after, "'after'"), let id = device?.id else {
         if device == nil { document.fail(.missingKey, at: node, "an 'after' event needs 'device'") }
         return nil
       }
+      guard events.contains(event) else {
+        let model = device.map { "\(ScenarioDocument.article($0.model)) \($0.model)" } ?? "the device"
+        document.failUnknown(
+          .unknownReference, at: after, "\(model) sees no event '\(event)' to wait for", name: event, among: events)
+        return nil
+      }
       let delay = fields["delay"].flatMap { document.duration($0, "'delay'", allowZero: true) } ?? .zero
+      var occurrence = 1
+      if let node = fields["occurrence"] {
+        guard let number = document.integer(node, "'occurrence'", in: 1...10_000)
+        else { return nil }
+        occurrence = number
+      }
       var characteristic: String?
       if let node = fields["characteristic"] {
         guard event == "subscribed" else {
@@ -471,7 +482,7 @@ struct ScenarioReader {
         }
         characteristic = name
       }
-      trigger = .after(event: event, device: id, characteristic: characteristic, delay: delay, count: 1)
+      trigger = .after(event: event, device: id, characteristic: characteristic, delay: delay, count: occurrence)
     case (nil, nil):
       document.fail(.missingKey, at: node, "a timeline event needs 'at' (a time) or 'after' (an event)")
       return nil
@@ -481,6 +492,10 @@ struct ScenarioReader {
     }
     if fields["characteristic"] != nil, fields["after"] == nil {
       document.fail(.invalidValue, at: fields["characteristic"], "'characteristic' goes with 'after: subscribed'")
+      return nil
+    }
+    if fields["occurrence"] != nil, fields["after"] == nil {
+      document.fail(.invalidValue, at: fields["occurrence"], "'occurrence' goes with 'after'")
       return nil
     }
     if fields["delay"] != nil, fields["after"] == nil {

@@ -110,10 +110,10 @@ public struct ScenarioRunner: Sendable {
     let fired = FiredLog()
     let observer = ClientObserver(clock: clock, progress: progress)
     do {
-      // Listen for the link events `after:` triggers wait on before anything
-      // is hosted, so none is missed.
+      // Listen for the events `after:` triggers wait on before anything is
+      // hosted, so none is missed.
       var peripherals: [String: ScenarioPeripheral] = [:]
-      var linkEvents: [Int: AsyncStream<ScenarioPeripheral.LinkEvent>] = [:]
+      var deviceEvents: [Int: AsyncStream<DeviceEventFeed.Event>] = [:]
       let seconds = { @Sendable in stopwatch().seconds }
       for (spec, binding) in bound {
         peripherals[spec.id] = ScenarioPeripheral(
@@ -121,7 +121,7 @@ public struct ScenarioRunner: Sendable {
       }
       for (index, event) in scenario.timeline.enumerated() {
         if case .after(_, let device, _, _, _) = event.trigger, let peripheral = peripherals[device] {
-          linkEvents[index] = await peripheral.linkEvents()
+          deviceEvents[index] = peripheral.events.events()
         }
       }
       for (spec, binding) in bound {
@@ -141,11 +141,11 @@ public struct ScenarioRunner: Sendable {
         })
       for (index, event) in scenario.timeline.enumerated() {
         let device = running.first { $0.spec.id == event.device }
-        let linkEvents = linkEvents[index]
+        let deviceEvents = deviceEvents[index]
         tasks.append(
           Task(executorPreference: Task.currentExecutorPreference) {
             await Self.play(
-              event, device: device, linkEvents: linkEvents, clock: clock, signals: signals, ended: ended, fired: fired,
+              event, device: device, deviceEvents: deviceEvents, clock: clock, signals: signals, ended: ended, fired: fired,
               stopwatch: stopwatch, progress: progress)
           })
       }
@@ -215,7 +215,7 @@ public struct ScenarioRunner: Sendable {
 
   /// Waits for an event's trigger, then applies its action once.
   private static func play(
-    _ event: TimelineEvent, device: Running?, linkEvents: AsyncStream<ScenarioPeripheral.LinkEvent>?,
+    _ event: TimelineEvent, device: Running?, deviceEvents: AsyncStream<DeviceEventFeed.Event>?,
     clock: any Clock<Duration>, signals: SignalFactory, ended: EndFlag,
     fired: FiredLog, stopwatch: Stopwatch, progress: @escaping @Sendable (String) -> Void
   ) async {
@@ -226,9 +226,9 @@ public struct ScenarioRunner: Sendable {
         do { try await clock.sleep(for: wait) } catch { return }
       }
     case .after(let name, _, let characteristic, let delay, let count):
-      guard let linkEvents else { return }
+      guard let deviceEvents else { return }
       var seen = 0
-      for await happened in linkEvents
+      for await happened in deviceEvents
       where happened.name == name && (characteristic == nil || happened.characteristic == characteristic) {
         seen += 1
         if seen == count { break }

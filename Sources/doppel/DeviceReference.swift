@@ -112,7 +112,7 @@ enum DeviceReference {
     ]
     if !description.firmwareEvents.isEmpty {
       lines.append(
-        "Firmware events (device-side, any central): "
+        "Firmware events (device-side, any central; for `firmware-event` checks and `after:` triggers): "
           + description.firmwareEvents.map { "`\($0)`" }.joined(separator: ", ") + ".")
     }
     lines.append("")
