@@ -145,7 +145,8 @@ public struct ScenarioRunner: Sendable {
         tasks.append(
           Task(executorPreference: Task.currentExecutorPreference) {
             await Self.play(
-              event, device: device, deviceEvents: deviceEvents, clock: clock, signals: signals, ended: ended, fired: fired,
+              event, device: device, deviceEvents: deviceEvents, clock: clock, signals: signals, ended: ended,
+              fired: fired,
               stopwatch: stopwatch, progress: progress)
           })
       }
