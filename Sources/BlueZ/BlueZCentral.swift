@@ -14,7 +14,8 @@ public struct BlueZCentral: CentralLink {
   }
 
   /// Discovers LE peripherals passing `filter` (BlueZ `SetDiscoveryFilter`
-  /// with `Transport: le`, `UUIDs` and `Pattern`, checked again locally).
+  /// with `Transport: le`, `UUIDs` and `Pattern`, checked again locally):
+  /// those heard advertising, and those already connected on this adapter.
   /// Discovery stops when the stream's consumer stops.
   public func scan(filter: ScanFilter) -> AsyncStream<DiscoveredPeripheral> {
     let (stream, continuation) = AsyncStream<DiscoveredPeripheral>.makeStream()
@@ -46,8 +47,13 @@ public struct BlueZCentral: CentralLink {
     }
     var devices: [ObjectPath: [String: DBusValue]] = [:]
     var reported: Set<ObjectPath> = []
+    // Heard on air in this scan (it has an RSSI), or connected on this adapter
+    // already — left up by a program that was killed, or another's: such a
+    // device does not advertise, and BlueZ dropped its RSSI when the scan that
+    // found it stopped.
     func consider(_ path: ObjectPath) {
-      guard !reported.contains(path), let properties = devices[path], properties["RSSI"] != nil,
+      guard !reported.contains(path), let properties = devices[path],
+        properties["RSSI"] != nil || properties["Connected"]?.bool == true,
         let address = properties["Address"]?.string
       else { return }
       let advertisement = Self.advertisement(from: properties)

@@ -290,9 +290,17 @@ public actor BlueZCentralConnection: CentralConnection {
     let sockets = Array(acquiredSockets.values)
     acquiredSockets.removeAll()
     for entry in sockets { entry.socket.close() }
-    await Self.waitUntilReleased(sockets.map(\.characteristic) + closedSockets)
+    let released = sockets.map(\.characteristic) + closedSockets
     closedSockets.removeAll()
-    _ = try? await device.call(BlueZ.deviceInterface, "Disconnect")
+    // From a task of its own: a client is most often disconnected because it
+    // was cancelled (Ctrl-C, `--duration`, the end of a run), and a cancelled
+    // task's calls are cancelled too — the link stayed up after the program
+    // had gone, and the next scan never saw the device advertise again.
+    let device = device
+    await Task {
+      await Self.waitUntilReleased(released)
+      _ = try? await device.call(BlueZ.deviceInterface, "Disconnect")
+    }.value
     ended()
   }
 
