@@ -222,6 +222,20 @@ public struct MethodScript: Hashable, Sendable {
     case mean(String, target: Argument)
     /// `alter_vartype x type`
     case alterType(Argument, String)
+    /// `smooth source [count] target strength`: Savitzky–Golay smoothing of
+    /// the first `count` elements of `source` (all of them without `count`)
+    /// into `target`.
+    case smooth(String, count: Argument?, target: String, strength: Argument)
+    /// `linear_fit x y slope intercept`: the least-squares line through the
+    /// arrays' points.
+    case linearFit(String, String, slope: Argument, intercept: Argument)
+    /// `peak_detect array count indices heights direction minHeight`: the
+    /// peaks among the first `count` elements, highest first (direction 0
+    /// maxima, 1 minima), at least `minHeight` above their base.
+    case peakDetect(
+      String, count: Argument, indices: String, heights: String, direction: Argument, minimumHeight: Argument)
+    /// `battery_perc x`: the battery's charge in percent, or −1 when unavailable.
+    case batteryPercent(Argument)
     /// `loop condition … endloop`
     case loop(Condition, body: [Statement])
     /// `if … elseif … else … endif`

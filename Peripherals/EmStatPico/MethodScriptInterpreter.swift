@@ -143,6 +143,13 @@ struct MethodScriptInterpreter: Sendable {
     try read(argument, line: line).value
   }
 
+  /// A count of an array's first elements: a whole number, at most its size.
+  private func elementCount(_ argument: MethodScript.Argument, of size: Int, line: Int) throws -> Int {
+    let count = try number(argument, line: line)
+    guard count >= 0, count <= Double(size), count == count.rounded() else { throw fail(.argumentOutOfRange, line) }
+    return Int(count)
+  }
+
   private mutating func write(_ target: MethodScript.Argument, _ variable: Variable, line: Int) throws {
     switch target {
     case .variable(let name): scalars[name] = variable
@@ -312,6 +319,49 @@ struct MethodScriptInterpreter: Sendable {
       var variable = try read(target, line: line)
       variable.type = type
       try write(target, variable, line: line)
+    case .smooth(let source, let count, let target, let strength):
+      let values = arrays[source] ?? []
+      let n = try count.map { try elementCount($0, of: values.count, line: line) } ?? values.count
+      guard let window = ArrayAnalysis.smoothingWindow(strength: try number(strength, line: line)),
+        var destination = arrays[target], destination.count >= n
+      else { throw fail(.argumentOutOfRange, line) }
+      let smoothed = ArrayAnalysis.smooth(values.prefix(n).map(\.value), window: window)
+      for i in 0..<n {
+        destination[i] = values[i]
+        destination[i].value = smoothed[i]
+        destination[i].isInteger = false
+      }
+      arrays[target] = destination
+    case .linearFit(let x, let y, let slope, let intercept):
+      let ys = arrays[y] ?? []
+      guard let fit = ArrayAnalysis.linearFit(x: (arrays[x] ?? []).map(\.value), y: ys.map(\.value)) else {
+        throw fail(.argumentOutOfRange, line)
+      }
+      let type = ys.first?.type ?? "aa"
+      try write(slope, Variable(value: fit.slope, type: type), line: line)
+      try write(intercept, Variable(value: fit.intercept, type: type), line: line)
+    case .peakDetect(let source, let count, let indices, let heights, let direction, let minimumHeight):
+      let values = arrays[source] ?? []
+      let n = try elementCount(count, of: values.count, line: line)
+      let way = try number(direction, line: line)
+      guard way == 0 || way == 1, var indexArray = arrays[indices], var heightArray = arrays[heights] else {
+        throw fail(.argumentOutOfRange, line)
+      }
+      let peaks = ArrayAnalysis.peaks(
+        values.prefix(n).map(\.value), minimumHeight: try number(minimumHeight, line: line), maxima: way == 0)
+      let type = values.first?.type ?? "aa"
+      for k in indexArray.indices {
+        indexArray[k] = Variable(value: Double(k < peaks.count ? peaks[k].index : -1), isInteger: true, type: "aa")
+      }
+      for k in heightArray.indices {
+        heightArray[k] = Variable(value: k < peaks.count ? peaks[k].height : 0, type: type)
+      }
+      arrays[indices] = indexArray
+      arrays[heights] = heightArray
+    case .batteryPercent(let target):
+      // The Pico module has no battery gauge: "unavailable", as the Sensit
+      // Wearable answers while charging.
+      try write(target, Variable(value: -1, isInteger: true, type: "aa"), line: line)
     case .loop(let condition, let body):
       await output("L")
       do {

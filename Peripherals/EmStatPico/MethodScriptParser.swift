@@ -313,6 +313,41 @@ public struct MethodScriptParser: Sendable {
       case "alter_vartype":
         try count(2...2)
         command = .alterType(try reference(args[0]), try variableType(1))
+      case "smooth":
+        // PalmSens' examples show both forms: with the count (MethodSCRIPT
+        // 1.3, MSExample014) and without it (1.8, MSExample024).
+        try count(3...4)
+        let counted = args.count == 4
+        let source = try array(0)
+        let count = counted ? try positive(1, allowZero: true) : nil
+        let target = try array(counted ? 2 : 1)
+        let strength = try argument(counted ? 3 : 2)
+        if let level = MethodScriptParser.constant(strength), ArrayAnalysis.smoothingWindow(strength: level) == nil {
+          throw fail(.argumentOutOfRange, args[counted ? 3 : 2])
+        }
+        command = .smooth(source, count: count, target: target, strength: strength)
+      case "linear_fit":
+        try count(4...4)
+        let x = try array(0)
+        let y = try array(1)
+        let slope = try target(2)
+        command = .linearFit(x, y, slope: slope, intercept: try target(3))
+      case "peak_detect":
+        try count(6...6)
+        let source = try array(0)
+        let count = try positive(1, allowZero: true)
+        let indices = try array(2)
+        let heights = try array(3)
+        let direction = try argument(4)
+        if let value = MethodScriptParser.constant(direction), value != 0, value != 1 {
+          throw fail(.argumentOutOfRange, args[4])
+        }
+        command = .peakDetect(
+          source, count: count, indices: indices, heights: heights, direction: direction,
+          minimumHeight: try positive(5, allowZero: true))
+      case "battery_perc":
+        try count(1...1)
+        command = .batteryPercent(try target(0))
       case "loop":
         let condition = try condition(from: 0)
         open(.loop(condition))
