@@ -243,10 +243,17 @@ public actor BlueZPeripheral: PeripheralHost {
       try? await Task.sleep(for: Self.readvertiseInterval)
       if !connected.isEmpty, registered { await forgetCentralsThatLeft() }
       guard !Task.isCancelled, isRunning, registered, wantsAdvertising, connected.isEmpty else { continue }
-      try? await serialized {
-        guard await self.isRunning, await self.wantsAdvertising else { return }
-        try await self.applyAdvertising(false, data: nil)
-        try await self.applyAdvertising(true, data: nil)
+      do {
+        try await serialized {
+          guard await self.isRunning, await self.wantsAdvertising else { return }
+          try await self.applyAdvertising(false, data: nil)
+          try await self.applyAdvertising(true, data: nil)
+        }
+      } catch {
+        // Tried again in 3 s; a device that stays unseen shows why here.
+        Logger.bluez.debug(
+          "advertising again failed",
+          metadata: ["device": "\(model.advertisement.localName ?? "?")", "error": "\(error)"])
       }
     }
   }
