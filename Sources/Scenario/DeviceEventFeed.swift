@@ -32,10 +32,14 @@ final class DeviceEventFeed: Sendable {
     return stream
   }
 
-  /// Passes `event` on to every listener.
+  /// Passes `event` on to every listener, and forgets those that stopped
+  /// listening (a timeline event that has fired).
   func report(_ event: Event) {
     listeners.withLock { listeners in
-      for listener in listeners { listener.yield(event) }
+      listeners.removeAll { listener in
+        if case .terminated = listener.yield(event) { return true }
+        return false
+      }
     }
   }
 

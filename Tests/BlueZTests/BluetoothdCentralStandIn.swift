@@ -7,7 +7,7 @@ import Synchronization
 /// A stand-in for bluetoothd's central side on a private bus: adapter
 /// `hci0` (discovery finds nothing new on air), one connected peripheral
 /// with one notifying characteristic whose `AcquireNotify` hands out one end
-/// of a socket pair, and which counts its `Disconnect` calls.
+/// of a socket pair, and which logs its `Disconnect` calls.
 struct BluetoothdCentralStandIn {
   static let peripheralAddress = "00:AA:01:00:00:02"
   static let service = "d0e20031-0000-4000-8000-00000000c0de"
@@ -17,14 +17,8 @@ struct BluetoothdCentralStandIn {
   let adapter: BluetoothAdapter
   let devicePath: ObjectPath
   let ends: SocketEnds
-  /// How many times a central called the device's `Disconnect`.
-  let disconnectCalls: CallCount
-
-  final class CallCount: Sendable {
-    private let count = Mutex(0)
-    func add() { count.withLock { $0 += 1 } }
-    var value: Int { count.withLock { $0 } }
-  }
+  /// The device's methods a central called (`Disconnect`).
+  let deviceCalls: MethodCallLog
 
   /// bluetoothd's end of the socket and the one it hands out, each closed
   /// once: a second close could hit a descriptor another test opened since.
@@ -72,7 +66,7 @@ struct BluetoothdCentralStandIn {
       ])
     let adapter = try await BluetoothAdapter.find("hci0", on: bus)
     let devicePath = try adapter.devicePath(for: peripheralAddress)
-    let disconnectCalls = CallCount()
+    let deviceCalls = MethodCallLog()
     let servicePath = try devicePath.appending("service0001")
     try await bus.export(
       devicePath,
@@ -82,7 +76,7 @@ struct BluetoothdCentralStandIn {
           methods: [
             try DBusMethod(name: "Connect") { _ in [] },
             try DBusMethod(name: "Disconnect") { _ in
-              disconnectCalls.add()
+              deviceCalls.append("Disconnect")
               return []
             },
           ],
@@ -120,7 +114,7 @@ struct BluetoothdCentralStandIn {
       ])
     return BluetoothdCentralStandIn(
       bus: bus, adapter: adapter, devicePath: devicePath, ends: SocketEnds(bluetoothd: pair[0], central: central),
-      disconnectCalls: disconnectCalls)
+      deviceCalls: deviceCalls)
   }
 
   func close() {

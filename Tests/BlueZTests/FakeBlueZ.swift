@@ -1,7 +1,6 @@
 import BlueZ
 import DBus
 import DBusTestSupport
-import Synchronization
 
 /// Just enough of `org.bluez` on a private bus to host a peripheral: one
 /// adapter (`/org/bluez/hci0`) taking GATT applications and advertisements,
@@ -13,13 +12,7 @@ struct FakeBlueZ {
   let bus: DBusConnection
   let adapter: BluetoothAdapter
   /// The manager methods called on the adapter, in order (`RegisterApplication`, …).
-  let calls: Calls
-
-  final class Calls: Sendable {
-    private let names = Mutex<[String]>([])
-    var all: [String] { names.withLock { $0 } }
-    func append(_ name: String) { names.withLock { $0.append(name) } }
-  }
+  let calls: MethodCallLog
 
   /// Takes the name `org.bluez` on `privateBus` and exports the adapter and the central.
   /// `stockHandles`: refuse an application that asks for a handle below
@@ -35,11 +28,11 @@ struct FakeBlueZ {
     let centralPath = try adapterPath.appending("dev_00_AA_01_01_00_01")
     try await bus.requestName(BlueZ.service)
     await bus.exportObjectManager(at: .root)
-    let calls = Calls()
+    let calls = MethodCallLog()
     func method(_ name: String, _ input: String) throws -> DBusMethod {
       try DBusMethod(name: name, input: input) { call in
         calls.append(name)
-        if name == "RegisterAdvertisement", calls.all.filter({ $0 == name }).count <= advertisingNotYet {
+        if name == "RegisterAdvertisement", calls.count(name) <= advertisingNotYet {
           throw DBusError(
             name: "org.freedesktop.DBus.Error.UnknownMethod",
             message:

@@ -88,7 +88,7 @@ import Testing
     let bus = try await privateBus.connect()
     let peripheral = try await BlueZPeripheral.host(
       try Twelve(handles: true), on: bluez.adapter, bus: bus, name: "moved")
-    #expect(bluez.calls.all.filter { $0 == "RegisterApplication" }.count == 2)
+    #expect(bluez.calls.count("RegisterApplication") == 2)
     let objects = try await managedObjects(of: bus, name: "moved")
     #expect(objects.count == 13)
     #expect(objects.allSatisfy { $0.properties["Handle"] == nil })
