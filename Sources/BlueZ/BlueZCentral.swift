@@ -136,7 +136,8 @@ public struct BlueZCentral: CentralLink {
   }
 
   /// Connects (`Device1.Connect`) and waits until BlueZ has resolved the
-  /// peripheral's services, within `timeout`.
+  /// peripheral's services, within `timeout`. A peripheral bluetoothd no
+  /// longer knows is discovered again first, within the same `timeout`.
   public func connect(_ peripheral: PeripheralID, timeout: Duration) async throws(GATTError) -> any CentralConnection {
     do {
       let path = try adapter.devicePath(for: peripheral.rawValue)
@@ -144,11 +145,12 @@ public struct BlueZCentral: CentralLink {
       let changes = try await bus.signals(
         matching: DBusMatchRule(
           sender: BlueZ.service, interface: BlueZ.propertiesInterface, member: "PropertiesChanged", path: path))
-      do {
-        _ = try await device.property(BlueZ.deviceInterface, "Address")
-      } catch {
-        throw GATTError(.notFound, "\(peripheral) is not known on \(adapter): scan for it first")
-      }
+      // bluetoothd removes a device it last heard as not connectable (a scan
+      // response alone, say) when a discovery stops: a scan that found it,
+      // then stopped, can leave nothing to connect to. Discover it again,
+      // and go on discovering until bluetoothd has taken the connect.
+      let rediscovery = try await isKnown(device) ? nil : try await rediscover(peripheral, within: timeout)
+      defer { withExtendedLifetime(rediscovery) {} }
       Logger.bluez.debug("connecting", metadata: ["peripheral": "\(peripheral)", "adapter": "\(adapter)"])
       return try await withDeadline(timeout, "connecting to \(peripheral)") {
         _ = try await device.call(BlueZ.deviceInterface, "Connect", timeout: timeout)
@@ -169,6 +171,48 @@ public struct BlueZCentral: CentralLink {
       Logger.bluez.debug("connecting failed", metadata: ["peripheral": "\(peripheral)", "error": "\(error)"])
       throw BlueZError.gattError(error, "connecting to \(peripheral) from \(adapter)")
     }
+  }
+
+  /// What a `Get` on an object bluetoothd does not have answers, by libdbus
+  /// version and binding.
+  private static let noSuchObject: Set<String> = [
+    DBusError.Name.unknownObject, DBusError.Name.unknownMethod, DBusError.Name.unknownInterface,
+    DBusError.Name.unknownProperty, DBusError.Name.invalidArgs,
+  ]
+
+  /// Whether bluetoothd has an object for the device.
+  private func isKnown(_ device: DBusRemoteObject) async throws -> Bool {
+    do {
+      _ = try await device.property(BlueZ.deviceInterface, "Address")
+      return true
+    } catch let error as DBusError where Self.noSuchObject.contains(error.name) {
+      return false
+    }
+  }
+
+  /// Discovers `peripheral` again, within `limit`; discovery goes on for as
+  /// long as the returned stream is held.
+  private func rediscover(_ peripheral: PeripheralID, within limit: Duration) async throws -> AsyncStream<
+    DiscoveredPeripheral
+  > {
+    Logger.bluez.debug(
+      "not known to bluetoothd: discovering it again",
+      metadata: ["peripheral": "\(peripheral)", "adapter": "\(adapter)"])
+    let discovery = scan(filter: ScanFilter())
+    let found: Bool
+    do {
+      found = try await withDeadline(limit, "finding \(peripheral) again") {
+        for await seen in discovery where seen.id == peripheral { return true }
+        return false
+      }
+    } catch let error as GATTError where error.code == .timeout {
+      found = false
+    }
+    guard found else {
+      throw GATTError(
+        .notFound, "\(peripheral) is not known on \(adapter), and was not found advertising within \(limit)")
+    }
+    return discovery
   }
 }
 

@@ -5,9 +5,12 @@ import Glibc
 import Synchronization
 
 /// A stand-in for bluetoothd's central side on a private bus: adapter
-/// `hci0` (discovery finds nothing new on air), one connected peripheral
-/// with one notifying characteristic whose `AcquireNotify` hands out one end
-/// of a socket pair, and which logs its `Disconnect` calls.
+/// `hci0` and one peripheral with one notifying characteristic whose
+/// `AcquireNotify` hands out one end of a socket pair. The peripheral is
+/// either connected already (discovery finds nothing new on air), or
+/// unknown until discovery starts and then heard advertising — as
+/// bluetoothd forgets a device it last heard as not connectable when a
+/// discovery stops. The adapter's and the device's method calls are logged.
 struct BluetoothdCentralStandIn {
   static let peripheralAddress = "00:AA:01:00:00:02"
   static let service = "d0e20031-0000-4000-8000-00000000c0de"
@@ -17,8 +20,9 @@ struct BluetoothdCentralStandIn {
   let adapter: BluetoothAdapter
   let devicePath: ObjectPath
   let ends: SocketEnds
-  /// The device's methods a central called (`Disconnect`).
-  let deviceCalls: MethodCallLog
+  /// The adapter's and the device's methods a central called, in order
+  /// (`StartDiscovery`, `Connect`, `StopDiscovery`, `Disconnect`, …).
+  let calls: MethodCallLog
 
   /// bluetoothd's end of the socket and the one it hands out, each closed
   /// once: a second close could hit a descriptor another test opened since.
@@ -38,7 +42,9 @@ struct BluetoothdCentralStandIn {
     }
   }
 
-  static func start(on privateBus: PrivateBus) async throws -> BluetoothdCentralStandIn {
+  /// Starts the stand-in; `peripheralKnown: false` exports the peripheral
+  /// only once `StartDiscovery` is called, not connected, with an RSSI.
+  static func start(on privateBus: PrivateBus, peripheralKnown: Bool = true) async throws -> BluetoothdCentralStandIn {
     let bus = try await privateBus.connect()
     try await bus.requestName(BlueZ.service)
     await bus.exportObjectManager(at: .root)
@@ -48,6 +54,12 @@ struct BluetoothdCentralStandIn {
     }
     let central = pair[1]
     let adapterPath = try ObjectPath("/org/bluez/hci0")
+    let devicePath = try adapterPath.appending("dev_" + peripheralAddress.split(separator: ":").joined(separator: "_"))
+    let calls = MethodCallLog()
+    let exportPeripheral = { @Sendable () async throws in
+      try await Self.exportPeripheral(
+        at: devicePath, connected: peripheralKnown, notifying: central, calls: calls, on: bus)
+    }
     try await bus.export(
       adapterPath,
       interfaces: [
@@ -55,8 +67,15 @@ struct BluetoothdCentralStandIn {
           name: BlueZ.adapterInterface,
           methods: [
             try DBusMethod(name: "SetDiscoveryFilter", input: "a{sv}") { _ in [] },
-            try DBusMethod(name: "StartDiscovery") { _ in [] },
-            try DBusMethod(name: "StopDiscovery") { _ in [] },
+            try DBusMethod(name: "StartDiscovery") { _ in
+              calls.append("StartDiscovery")
+              if !peripheralKnown, calls.count("StartDiscovery") == 1 { Task { try await exportPeripheral() } }
+              return []
+            },
+            try DBusMethod(name: "StopDiscovery") { _ in
+              calls.append("StopDiscovery")
+              return []
+            },
             try DBusMethod(name: "RemoveDevice", input: "o") { _ in [] },
           ],
           properties: [
@@ -65,8 +84,18 @@ struct BluetoothdCentralStandIn {
           ])
       ])
     let adapter = try await BluetoothAdapter.find("hci0", on: bus)
-    let devicePath = try adapter.devicePath(for: peripheralAddress)
-    let deviceCalls = MethodCallLog()
+    if peripheralKnown { try await exportPeripheral() }
+    return BluetoothdCentralStandIn(
+      bus: bus, adapter: adapter, devicePath: devicePath, ends: SocketEnds(bluetoothd: pair[0], central: central),
+      calls: calls)
+  }
+
+  /// Exports the peripheral at `path` with its service and characteristic
+  /// (which hands out `notifying` on `AcquireNotify`).
+  private static func exportPeripheral(
+    at devicePath: ObjectPath, connected: Bool, notifying central: Int32, calls: MethodCallLog,
+    on bus: DBusConnection
+  ) async throws {
     let servicePath = try devicePath.appending("service0001")
     try await bus.export(
       devicePath,
@@ -74,17 +103,21 @@ struct BluetoothdCentralStandIn {
         DBusInterface(
           name: BlueZ.deviceInterface,
           methods: [
-            try DBusMethod(name: "Connect") { _ in [] },
+            try DBusMethod(name: "Connect") { _ in
+              calls.append("Connect")
+              return []
+            },
             try DBusMethod(name: "Disconnect") { _ in
-              deviceCalls.append("Disconnect")
+              calls.append("Disconnect")
               return []
             },
           ],
           properties: [
             DBusProperty(name: "Address", value: .string(peripheralAddress)),
-            DBusProperty(name: "Connected", value: .boolean(true)),
+            DBusProperty(name: "Connected", value: .boolean(connected)),
+            // Resolved from the start, so a connect need not wait for it.
             DBusProperty(name: "ServicesResolved", value: .boolean(true)),
-          ])
+          ] + (connected ? [] : [DBusProperty(name: "RSSI", value: .int16(-60))]))
       ])
     try await bus.export(
       servicePath,
@@ -112,9 +145,6 @@ struct BluetoothdCentralStandIn {
             DBusProperty(name: "Flags", value: .strings(["notify"])),
           ])
       ])
-    return BluetoothdCentralStandIn(
-      bus: bus, adapter: adapter, devicePath: devicePath, ends: SocketEnds(bluetoothd: pair[0], central: central),
-      deviceCalls: deviceCalls)
   }
 
   func close() {

@@ -109,7 +109,7 @@ struct CentralNotificationEndTests {
       await connection.disconnect()
     }
     await client.value
-    #expect(fake.deviceCalls.count("Disconnect") == 1)
+    #expect(fake.calls.count("Disconnect") == 1)
     #expect(await connection.disconnectReason == .local)
   }
 }

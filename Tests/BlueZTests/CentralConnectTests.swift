@@ -1,0 +1,46 @@
+import BlueZ
+import DBusTestSupport
+import GATT
+import Testing
+
+/// What a connect does when bluetoothd no longer knows the device.
+@Suite(.timeLimit(.minutes(1)))
+struct CentralConnectTests {
+  /// bluetoothd removes a device it last heard as not connectable when a
+  /// discovery stops (`discovery_cleanup`), so a client that scans, stops,
+  /// then connects can find it gone (the ActiGraph's SDK-shaped client did,
+  /// 2 of 60 cycles in the lab). The connect discovers it again and keeps
+  /// discovering until bluetoothd has taken the connect.
+  @Test func aDeviceBluetoothdForgotIsDiscoveredAgainBeforeConnecting() async throws {
+    let privateBus = try await PrivateBus()
+    let standIn = try await BluetoothdCentralStandIn.start(on: privateBus, peripheralKnown: false)
+    defer { standIn.close() }
+    let central = BlueZCentral(adapter: standIn.adapter, bus: try await privateBus.connect())
+    let connection = try await central.connect(
+      PeripheralID(BluetoothdCentralStandIn.peripheralAddress), timeout: .seconds(10))
+    #expect(connection.peripheral == PeripheralID(BluetoothdCentralStandIn.peripheralAddress))
+    // Discovery stops once the connect is taken, from a task of its own.
+    for _ in 0..<100 where standIn.calls.count("StopDiscovery") == 0 { try await Task.sleep(for: .milliseconds(50)) }
+    let calls = standIn.calls.all.filter { ["StartDiscovery", "Connect", "StopDiscovery"].contains($0) }
+    #expect(calls == ["StartDiscovery", "Connect", "StopDiscovery"])
+    await connection.disconnect()
+  }
+
+  /// A device that does not show up within the connect's limit is an error
+  /// that says so, and discovery is stopped again.
+  @Test func aDeviceThatNeverShowsUpIsNotFound() async throws {
+    let privateBus = try await PrivateBus()
+    let standIn = try await BluetoothdCentralStandIn.start(on: privateBus)
+    defer { standIn.close() }
+    let central = BlueZCentral(adapter: standIn.adapter, bus: try await privateBus.connect())
+    await #expect {
+      _ = try await central.connect(PeripheralID("00:AA:01:00:00:99"), timeout: .milliseconds(500))
+    } throws: { error in
+      "\(error)".hasPrefix("00:AA:01:00:00:99 is not known on hci0")
+        && "\(error)".hasSuffix("was not found advertising within 0.5 seconds")
+    }
+    for _ in 0..<100 where standIn.calls.count("StopDiscovery") == 0 { try await Task.sleep(for: .milliseconds(50)) }
+    #expect(standIn.calls.count("StartDiscovery") == 1)
+    #expect(standIn.calls.count("StopDiscovery") == 1)
+  }
+}
