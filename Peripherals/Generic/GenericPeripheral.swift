@@ -122,9 +122,16 @@ public actor GenericPeripheral: PeripheralModel {
   private func play(_ replay: NotificationReplay, clock: some Clock<Duration>) async {
     let start = clock.now
     var offset = Duration.zero
+    var previous: CharacteristicAddress?
     repeat {
       for entry in replay.entries {
         do { try await clock.sleep(until: start.advanced(by: offset + entry.time), tolerance: nil) } catch { return }
+        // A recording is in the order the central received it. Over BlueZ
+        // each characteristic has a socket of its own, and bluetoothd may read
+        // a later one first when two values go out together (the same
+        // timestamp in a capture): the value before must have been taken.
+        if let previous, previous != entry.characteristic { await host?.notificationsTaken() }
+        previous = entry.characteristic
         await send(entry.value, on: entry.characteristic)
       }
       offset += replay.period
