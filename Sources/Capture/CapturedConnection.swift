@@ -13,6 +13,15 @@ public struct CapturedConnection: Sendable {
     case write(handle: UInt16, value: [UInt8], withResponse: Bool, answer: UInt8?)
     /// The central wrote a CCCD: notifications (1), indications (2) or neither (0) of the characteristic before it.
     case subscription(handle: UInt16, value: UInt16)
+
+    /// The attribute handle it concerns (a subscription's: the characteristic value's).
+    public var handle: UInt16 {
+      switch self {
+      case .notification(let handle, _), .indication(let handle, _), .write(let handle, _, _, _),
+        .subscription(let handle, _):
+        handle
+      }
+    }
   }
 
   /// The controller the connection is seen on and its handle there.

@@ -46,6 +46,10 @@ struct ImportedProfile {
   static let undiscoveredService: BluetoothUUID = "d0a1e000-0000-4000-8000-000000000000"
 
   var services: [(uuid: BluetoothUUID, entries: [Entry])] = []
+  /// The handles of the GAP and GATT services discovery showed: what a
+  /// central's stack does there (Service Changed's CCCD, Client Supported
+  /// Features) the replaying central's stack does by itself.
+  private(set) var stackHandles: [ClosedRange<UInt16>] = []
   private var keys: [UInt16: String] = [:]
   private var used: Set<String> = []
 
@@ -129,9 +133,12 @@ struct ImportedProfile {
     for (handles, declared) in zip(valueHandles, declare(found, notes: &notes)) {
       for (handle, key) in zip(handles, declared ?? []) { keys[handle] = key }
     }
+    stackHandles = sorted.filter { Self.stackServices.contains($0.uuid) && $0.start <= $0.end }.map {
+      $0.start...$0.end
+    }
     // Handles the connection uses that discovery never showed.
     var undiscovered: [UInt16: CharacteristicProperties] = [:]
-    for (_, event) in connection.events {
+    for (_, event) in connection.events where !isStackHandle(event.handle) {
       switch event {
       case .notification(let handle, _) where keys[handle] == nil: undiscovered[handle, default: []].insert(.notify)
       case .indication(let handle, _) where keys[handle] == nil: undiscovered[handle, default: []].insert(.indicate)
@@ -162,6 +169,9 @@ struct ImportedProfile {
       services.append((Self.undiscoveredService, entries))
     }
   }
+
+  /// Whether `handle` is in bluetoothd's own GAP or GATT service.
+  func isStackHandle(_ handle: UInt16) -> Bool { stackHandles.contains { $0.contains(handle) } }
 
   /// The key of the characteristic whose value is at `handle`.
   func key(_ handle: UInt16) -> String { keys[handle] ?? "handle-" + hex16(handle) }

@@ -21,6 +21,10 @@ public struct ImportedScenario: Sendable {
   public static let recordingFile = "notifications.csv"
   public static let writesFile = "writes.csv"
 
+  /// How long a replay goes on after the session's last event, in µs.
+  static let afterSession: Int64 = 10_000_000
+  /// How long the scenario gives a central to find the device, in µs.
+  static let toFind: Int64 = 60_000_000
   /// At most this many `central-wrote` expectations, one per distinct write.
   static let writeExpectations = 20
 
@@ -77,6 +81,19 @@ public struct ImportedScenario: Sendable {
       return (time, .subscription(handle: handle - 1, value: UInt16(value[0]) | UInt16(value[1]) << 8))
     }
     let profile = ImportedProfile(database: database, connection: connection, notes: &notes)
+    // What the central's stack did in bluetoothd's GAP and GATT services
+    // (subscribing to Service Changed, Client Supported Features) the
+    // replaying central's stack does by itself; it is no part of the device's
+    // session, and would move its first subscription.
+    let stackEvents = connection.events.filter { profile.isStackHandle($0.event.handle) }
+    if !stackEvents.isEmpty {
+      connection.events.removeAll { profile.isStackHandle($0.event.handle) }
+      let handles = Set(stackEvents.map(\.event.handle)).sorted().map { "0x" + hex16($0) }
+      notes.append(
+        "\(stackEvents.count) ATT exchange\(stackEvents.count == 1 ? "" : "s") in the GAP and GATT services"
+          + " (handle\(handles.count == 1 ? "" : "s") \(handles.joined(separator: ", ")): Service Changed, Client"
+          + " Supported Features) are left out: a replaying central's Bluetooth stack makes them by itself")
+    }
 
     // Every time within a million seconds of the connection, so no difference below can overflow.
     let times = connection.events.map(\.time) + (connection.disconnection.map { [$0.time] } ?? [])
@@ -195,20 +212,23 @@ public struct ImportedScenario: Sendable {
         "\(writeCount) write\(writeCount == 1 ? "" : "s") (\(refusals.count) refused) → \(Self.writesFile)")
     }
     var end = max(lastEvent, session.watchedUntil.map(offset) ?? 0)
-    var timeline = ""
+    var timeline = "timeline:\n"
     if let (time, reason) = session.disconnection {
       let at = offset(time)
       end = max(end, at)
       scenario += "# The link ended \(Self.seconds(at)) s after that, reason \(reason).\n"
-      timeline = "timeline:\n  - {after: \(anchorName), delay: \(at)us, do: disconnect}\n"
+      timeline += "  - {after: \(anchorName), delay: \(at)us, do: disconnect}\n"
       summary.append(
         "disconnection \(Self.seconds(at)) s after the \(anchorName == "subscribed" ? "first subscription" : "connection"), reason \(reason) → a timeline fault"
       )
     }
     scenario += "scenario: \(session.name)\n"
     scenario += "description: \(Self.quoted(session.description))\n"
-    // The session from the connection on, and 10 s more for the central to find the device.
-    scenario += "duration: \((anchor - session.connectedAt + end + 10_000_000) / 1000)ms\n"
+    // The run ends 10 s after the session did; its duration is only a bound,
+    // with a minute for the central to start and find the device (a Python
+    // central in the lab's emulated machine takes seconds to import bleak).
+    timeline += "  - {after: \(anchorName), delay: \(end + Self.afterSession)us, do: end}\n"
+    scenario += "duration: \((anchor - session.connectedAt + end + Self.afterSession + Self.toFind) / 1000)ms\n"
     scenario += "devices:\n  - id: device\n    model: generic\n    profile: \(Self.profileFile)\n"
     // Doppel's own client writes what the captured central wrote; another central under `doppel test` ignores it.
     scenario += "    client: {reconnect: false\(writeCount > 0 ? ", writes: \(Self.writesFile)" : "")}\n"

@@ -91,6 +91,35 @@ struct CaptureImportTests {
     #expect(writes[3].hasSuffix(",6e400002,02,command,none"))
   }
 
+  /// bluetoothd as the central subscribes to Service Changed and writes
+  /// Client Supported Features right after connecting: that is the central's
+  /// stack, not the app; the replaying central's stack does it by itself.
+  /// Kept, it moved the first subscription (the replay's anchor) and made
+  /// expectations no central's app meets (`handle-0102`, seen in the lab).
+  @Test func theCentralStacksOwnGATTTrafficIsLeftOut() throws {
+    var capture = CaptureFixture(.monitor)
+    capture.newIndex(0, address: CaptureSession.central)
+    CaptureSession.write(into: &capture, stackTraffic: true)
+    let peripheral = try #require(try Capture(bytes: capture.bytes).peripheral(Self.address))
+    let imported = try ImportedScenario(peripheral: peripheral, source: "stack.btsnoop")
+    let files = Dictionary(uniqueKeysWithValues: imported.files.map { ($0.name, $0.text) })
+    let scenario = try #require(files[ImportedScenario.scenarioFile])
+    #expect(scenario.contains("- {after: subscribed, delay: 2500000us, do: disconnect}"))
+    #expect(!scenario.contains("handle-"))
+    #expect(!scenario.contains("2a05"))
+    let profile = try #require(files[ImportedScenario.profileFile])
+    #expect(!profile.contains("uuid: 1801"))
+    #expect(!profile.contains("handle-"))
+    let writes = try #require(files[ImportedScenario.writesFile]).split(separator: "\n")
+    #expect(writes.count == 4, "the app's three writes and the header")
+    #expect(
+      imported.notes.contains {
+        $0.hasPrefix("2 ATT exchanges in the GAP and GATT services (handles 0x000a, 0x000d: Service Changed")
+      }, "\(imported.notes)")
+    let recording = try #require(files[ImportedScenario.recordingFile]).split(separator: "\n")
+    #expect(recording[1] == "0.100000,heart-rate-measurement,063c")
+  }
+
   @Test func bothSidesOfALinkAreOnePeripheralSeenFromTheCentral() throws {
     var capture = CaptureFixture(.monitor)
     capture.newIndex(0, address: CaptureSession.peripheral)

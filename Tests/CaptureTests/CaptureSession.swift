@@ -4,7 +4,9 @@ import GATT
 /// 00:AA:01:00:00:23 advertising as "Sensor-7", discovered, read, subscribed
 /// to, written (accepted, refused, without response), notifying (once in
 /// fragments) and indicating, then lost (reason 0x08) 2.5 s after the first
-/// subscription.
+/// subscription. With `stackTraffic`, the database also has a GATT service
+/// (Service Changed, Client Supported Features) that the central's stack
+/// subscribes to and writes before the app subscribes, as bluetoothd does.
 enum CaptureSession {
   static let peripheral: [UInt8] = [0x00, 0xAA, 0x01, 0x00, 0x00, 0x23]
   static let central: [UInt8] = [0x00, 0xAA, 0x01, 0x00, 0x00, 0x99]
@@ -21,7 +23,7 @@ enum CaptureSession {
   /// (`centralSide`) or the peripheral's; the link on `handle`.
   static func write(
     into capture: inout CaptureFixture, controller: UInt16 = 0, handle: UInt16 = 0x0040, centralSide: Bool = true,
-    disconnect: Bool = true, fragmentLong: Bool = true
+    disconnect: Bool = true, fragmentLong: Bool = true, stackTraffic: Bool = false
   ) {
     func central(_ pdu: [UInt8]) {
       capture.att(handle, pdu, fromPeripheral: false, centralSide: centralSide, controller: controller)
@@ -47,12 +49,28 @@ enum CaptureSession {
     peripheral([0x03] + le16(247))
     // Services: GAP, heart rate, then the custom 128-bit one.
     central([0x10] + le16(0x0001) + le16(0xFFFF) + le16(0x2800))
-    peripheral([0x11, 6] + le16(0x0001) + le16(0x0007) + le16(0x1800) + le16(0x0010) + le16(0x0016) + le16(0x180D))
+    peripheral(
+      [0x11, 6] + le16(0x0001) + le16(0x0007) + le16(0x1800)
+        + (stackTraffic ? le16(0x0008) + le16(0x000F) + le16(0x1801) : [])
+        + le16(0x0010) + le16(0x0016) + le16(0x180D))
     central([0x10] + le16(0x0017) + le16(0xFFFF) + le16(0x2800))
     peripheral([0x11, 20] + le16(0x0017) + le16(0xFFFF) + customService.bytes.reversed())
     central([0x10] + le16(0x0000) + le16(0xFFFF) + le16(0x2800))
     peripheral([0x01, 0x10] + le16(0x0000) + [0x0A])
     // Characteristics.
+    if stackTraffic {
+      // Service Changed (indicate, its CCCD at 0x000B), Client Supported Features.
+      central([0x08] + le16(0x0008) + le16(0x000F) + le16(0x2803))
+      peripheral(
+        [0x09, 7] + le16(0x0009) + [0x20] + le16(0x000A) + le16(0x2A05) + le16(0x000C) + [0x0A] + le16(0x000D)
+          + le16(0x2B29))
+      central([0x04] + le16(0x000B) + le16(0x000B))
+      peripheral([0x05, 1] + le16(0x000B) + le16(0x2902))
+      central([0x12] + le16(0x000B) + [0x02, 0x00])
+      peripheral([0x13])
+      central([0x12] + le16(0x000D) + [0x05])
+      peripheral([0x13])
+    }
     central([0x08] + le16(0x0010) + le16(0x0016) + le16(0x2803))
     peripheral(
       [0x09, 7] + le16(0x0011) + [0x10] + le16(0x0012) + le16(0x2A37) + le16(0x0014) + [0x02] + le16(0x0015)

@@ -154,9 +154,11 @@ struct LiveRecorderTests {
     #expect(rows == ["time,characteristic,value"] + Self.recorded)
     let scenarioText = try #require(written[ImportedScenario.scenarioFile])
     #expect(scenarioText.contains("# Recorded by `doppel record` on the loopback:\n"))
-    #expect(scenarioText.contains("duration: 12000ms\n"), "the 2 s recorded and 10 s to find the device")
+    #expect(scenarioText.contains("duration: 72000ms\n"), "a bound: the 2 s recorded, 10 s after, a minute to find")
     #expect(scenarioText.contains("  - central-subscribed: 6e400003\n  - central-subscribed: 6e400004\n"))
-    #expect(!scenarioText.contains("timeline:"))
+    #expect(
+      scenarioText.contains("timeline:\n  - {after: subscribed, delay: 12000000us, do: end}\n"),
+      "the run ends 10 s after the recording did, counted from the first subscription")
     #expect(recording.scenario.summary.first == "5 notifications and indications → notifications.csv")
 
     // The files load as a scenario, the recording read back as written.
@@ -197,14 +199,17 @@ struct LiveRecorderTests {
     let rows = try #require(written[ImportedScenario.recordingFile]).split(separator: "\n").dropFirst()
     #expect(rows.map(String.init) == Self.recorded, "every value before the drop, none after")
     let scenarioText = try #require(written[ImportedScenario.scenarioFile])
-    #expect(scenarioText.contains("timeline:\n  - {after: subscribed, delay: 1500000us, do: disconnect}\n"))
+    #expect(
+      scenarioText.contains(
+        "timeline:\n  - {after: subscribed, delay: 1500000us, do: disconnect}\n"
+          + "  - {after: subscribed, delay: 11500000us, do: end}\n"))
     #expect(scenarioText.contains("# The link ended 1.500000 s after that, reason link lost.\n"))
     #expect(
       recording.scenario.summary.contains(
         "disconnection 1.500000 s after the first subscription, reason link lost → a timeline fault"))
     try recording.scenario.write(into: folder)
     let scenario = try DeviceCatalog.parser.parse(file: folder + "/" + ImportedScenario.scenarioFile)
-    #expect(scenario.timeline.count == 1)
+    #expect(scenario.timeline.count == 2, "the disconnection and the end")
   }
 
   @Test func cancellingStopsEarlyAndKeepsWhatWasRecorded() async throws {
