@@ -130,7 +130,11 @@ public actor GenericPeripheral: PeripheralModel {
         // each characteristic has a socket of its own, and bluetoothd may read
         // a later one first when two values go out together (the same
         // timestamp in a capture): the value before must have been taken.
-        if let previous, previous != entry.characteristic { await host?.notificationsTaken() }
+        if let previous, previous != entry.characteristic {
+          await host?.notificationsTaken()
+          // The link may have gone, or the device stopped, meanwhile.
+          guard !Task.isCancelled else { return }
+        }
         previous = entry.characteristic
         await send(entry.value, on: entry.characteristic)
       }

@@ -143,12 +143,12 @@ final class NotificationSocket: @unchecked Sendable {
   }
 
   /// Waits until the reader has taken every packet sent so far (``isDrained``),
-  /// for at most `limit`; returns whether it did.
+  /// for at most `limit`, or until the task is cancelled; returns whether it did.
   func drain(within limit: Duration) async -> Bool {
     let deadline = ContinuousClock.now + limit
     while !isDrained {
       guard ContinuousClock.now < deadline else { return false }
-      try? await Task.sleep(for: .microseconds(200))
+      do { try await Task.sleep(for: .microseconds(200)) } catch { return isDrained }
     }
     return true
   }

@@ -14,7 +14,9 @@ public struct CapturedConnection: Sendable {
     /// The central wrote a CCCD: notifications (1), indications (2) or neither (0) of the characteristic before it.
     case subscription(handle: UInt16, value: UInt16)
 
-    /// The attribute handle it concerns (a subscription's: the characteristic value's).
+    /// The attribute handle it concerns; a subscription's is the handle
+    /// before the CCCD written (the characteristic value's when, as usual,
+    /// the CCCD follows it).
     public var handle: UInt16 {
       switch self {
       case .notification(let handle, _), .indication(let handle, _), .write(let handle, _, _, _),

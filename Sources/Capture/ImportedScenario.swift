@@ -21,8 +21,11 @@ public struct ImportedScenario: Sendable {
   public static let recordingFile = "notifications.csv"
   public static let writesFile = "writes.csv"
 
-  /// How long a replay goes on after the session's last event, in µs.
-  static let afterSession: Int64 = 10_000_000
+  /// How long a replay goes on after the session's last event, in µs: time
+  /// for a central to come back after a replayed drop (over BlueZ the link
+  /// goes down 2 s after the device asks, and a central takes seconds to
+  /// find and connect again).
+  static let afterSession: Int64 = 20_000_000
   /// How long the scenario gives a central to find the device, in µs.
   static let toFind: Int64 = 60_000_000
   /// At most this many `central-wrote` expectations, one per distinct write.
@@ -88,11 +91,16 @@ public struct ImportedScenario: Sendable {
     let stackEvents = connection.events.filter { profile.isStackHandle($0.event.handle) }
     if !stackEvents.isEmpty {
       connection.events.removeAll { profile.isStackHandle($0.event.handle) }
-      let handles = Set(stackEvents.map(\.event.handle)).sorted().map { "0x" + hex16($0) }
+      // The handles written: a subscription is kept at the handle before its CCCD.
+      let written = stackEvents.map { entry in
+        if case .subscription(let handle, _) = entry.event { handle + 1 } else { entry.event.handle }
+      }
+      let handles = Set(written).sorted().map { "0x" + hex16($0) }
       notes.append(
         "\(stackEvents.count) ATT exchange\(stackEvents.count == 1 ? "" : "s") in the GAP and GATT services"
-          + " (handle\(handles.count == 1 ? "" : "s") \(handles.joined(separator: ", ")): Service Changed, Client"
-          + " Supported Features) are left out: a replaying central's Bluetooth stack makes them by itself")
+          + " (handle\(handles.count == 1 ? "" : "s") \(handles.joined(separator: ", "))) are left out: the central's"
+          + " Bluetooth stack made them (Service Changed, Client Supported Features), and a replaying central's makes"
+          + " them by itself")
     }
 
     // Every time within a million seconds of the connection, so no difference below can overflow.
@@ -224,7 +232,7 @@ public struct ImportedScenario: Sendable {
     }
     scenario += "scenario: \(session.name)\n"
     scenario += "description: \(Self.quoted(session.description))\n"
-    // The run ends 10 s after the session did; its duration is only a bound,
+    // The run ends 20 s after the session did; its duration is only a bound,
     // with a minute for the central to start and find the device (a Python
     // central in the lab's emulated machine takes seconds to import bleak).
     timeline += "  - {after: \(anchorName), delay: \(end + Self.afterSession)us, do: end}\n"

@@ -114,7 +114,7 @@ struct CaptureImportTests {
     #expect(writes.count == 4, "the app's three writes and the header")
     #expect(
       imported.notes.contains {
-        $0.hasPrefix("2 ATT exchanges in the GAP and GATT services (handles 0x000a, 0x000d: Service Changed")
+        $0.hasPrefix("2 ATT exchanges in the GAP and GATT services (handles 0x000b, 0x000d) are left out")
       }, "\(imported.notes)")
     let recording = try #require(files[ImportedScenario.recordingFile]).split(separator: "\n")
     #expect(recording[1] == "0.100000,heart-rate-measurement,063c")

@@ -154,11 +154,11 @@ struct LiveRecorderTests {
     #expect(rows == ["time,characteristic,value"] + Self.recorded)
     let scenarioText = try #require(written[ImportedScenario.scenarioFile])
     #expect(scenarioText.contains("# Recorded by `doppel record` on the loopback:\n"))
-    #expect(scenarioText.contains("duration: 72000ms\n"), "a bound: the 2 s recorded, 10 s after, a minute to find")
+    #expect(scenarioText.contains("duration: 82000ms\n"), "a bound: the 2 s recorded, 20 s after, a minute to find")
     #expect(scenarioText.contains("  - central-subscribed: 6e400003\n  - central-subscribed: 6e400004\n"))
     #expect(
-      scenarioText.contains("timeline:\n  - {after: subscribed, delay: 12000000us, do: end}\n"),
-      "the run ends 10 s after the recording did, counted from the first subscription")
+      scenarioText.contains("timeline:\n  - {after: subscribed, delay: 22000000us, do: end}\n"),
+      "the run ends 20 s after the recording did, counted from the first subscription")
     #expect(recording.scenario.summary.first == "5 notifications and indications → notifications.csv")
 
     // The files load as a scenario, the recording read back as written.
@@ -202,7 +202,7 @@ struct LiveRecorderTests {
     #expect(
       scenarioText.contains(
         "timeline:\n  - {after: subscribed, delay: 1500000us, do: disconnect}\n"
-          + "  - {after: subscribed, delay: 11500000us, do: end}\n"))
+          + "  - {after: subscribed, delay: 21500000us, do: end}\n"))
     #expect(scenarioText.contains("# The link ended 1.500000 s after that, reason link lost.\n"))
     #expect(
       recording.scenario.summary.contains(

@@ -52,7 +52,7 @@ async def connect(adapter, device, attempts=3):
     for attempt in range(1, attempts + 1):
         lost = asyncio.Event()
         client = BleakClient(
-            device, bluez={"adapter": adapter}, timeout=30.0, disconnected_callback=lambda _: lost.set()
+            device, bluez={"adapter": adapter}, timeout=30.0, disconnected_callback=lambda _, lost=lost: lost.set()
         )
         try:
             await client.connect()
