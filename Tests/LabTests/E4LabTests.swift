@@ -34,16 +34,32 @@ extension LabTests {
         let e4 = try #require(device, "no E4 found")
         #expect(e4.name == "Empatica E4")
         let streams = (
-          bvp: Self.collect(await e4.bvp()), gsr: Self.collect(await e4.gsr()),
-          temperature: Self.collect(await e4.temperature()), acceleration: Self.collect(await e4.acceleration()),
-          ibi: Self.collect(await e4.ibi()), battery: Self.collect(await e4.batteryLevels()),
-          tags: Self.collect(await e4.tags())
+          bvp: StreamCollector(await e4.bvp()), gsr: StreamCollector(await e4.gsr()),
+          temperature: StreamCollector(await e4.temperature()),
+          acceleration: StreamCollector(await e4.acceleration()),
+          ibi: StreamCollector(await e4.ibi()), battery: StreamCollector(await e4.batteryLevels()),
+          tags: StreamCollector(await e4.tags())
         )
         let connectedAt = ContinuousClock.now
         try await e4.connect(timeout: .seconds(60))
-        try await Task.sleep(for: .seconds(5))
+        // The button halfway through the first 10 s of BVP, then until every
+        // stream is past its first 10 s (samples are consecutive from the
+        // session's start, checked below) and the tag and five IBIs are in.
+        try #require(
+          try await streams.bvp.wait(within: .seconds(60)) { $0.count >= 320 }, "no 5 s of BVP within 60 s")
         let tag = try #require(await model.pressButton())
-        try await Task.sleep(for: .seconds(7))
+        var waited = try await streams.bvp.wait(within: .seconds(60)) { $0.count > 640 }
+        if waited { waited = try await streams.acceleration.wait(within: .seconds(10)) { $0.count > 320 } }
+        if waited { waited = try await streams.gsr.wait(within: .seconds(10)) { $0.count > 40 } }
+        if waited { waited = try await streams.temperature.wait(within: .seconds(10)) { $0.count > 40 } }
+        if waited { waited = try await streams.ibi.wait(within: .seconds(30)) { $0.count >= 5 } }
+        if waited { waited = try await streams.tags.wait(within: .seconds(10)) { !$0.isEmpty } }
+        let counts = [
+          "BVP \(streams.bvp.values.count)", "ACC \(streams.acceleration.values.count)",
+          "EDA \(streams.gsr.values.count)", "TEMP \(streams.temperature.values.count)",
+          "IBI \(streams.ibi.values.count)", "tags \(streams.tags.values.count)",
+        ]
+        #expect(waited, "streams after \(ContinuousClock.now - connectedAt): \(counts.joined(separator: ", "))")
         // What the model sampled for each stream, at the times it sampled them.
         var expected = (bvp: ppg, eda: eda, temperature: temperature, x: swing)
         var times: [E4Signal: [Double]] = [:]
@@ -63,10 +79,10 @@ extension LabTests {
           #expect(first.enumerated().allSatisfy { abs(timestamp($1) - (t0 + Double($0) / rate)) < 1e-9 }, "no gap")
           return first
         }
-        let bvp = firstSeconds(await streams.bvp.value, rate: 64, \.timestamp)
-        let gsr = firstSeconds(await streams.gsr.value, rate: 4, \.timestamp)
-        let skin = firstSeconds(await streams.temperature.value, rate: 4, \.timestamp)
-        let acceleration = firstSeconds(await streams.acceleration.value, rate: 32, \.timestamp)
+        let bvp = firstSeconds(await streams.bvp.all, rate: 64, \.timestamp)
+        let gsr = firstSeconds(await streams.gsr.all, rate: 4, \.timestamp)
+        let skin = firstSeconds(await streams.temperature.all, rate: 4, \.timestamp)
+        let acceleration = firstSeconds(await streams.acceleration.all, rate: 32, \.timestamp)
         // The values the model sent, as the wire carries them.
         #expect(
           bvp.map(\.value) == times[.bvp]!.map { Double(E4Packet.bvpCode(expected.bvp.value(at: $0)!)) / 16 })
@@ -82,12 +98,12 @@ extension LabTests {
           acceleration.map(\.x) == times[.accelerationX]!.map { E4Packet.accelerationCode(expected.x.value(at: $0)!) })
         #expect(acceleration.allSatisfy { $0.y == 0 && $0.z == 64 })
         // Interbeat intervals after the (shortened) warm-up, near 75 bpm.
-        let ibi = await streams.ibi.value
+        let ibi = await streams.ibi.all
         #expect(ibi.count >= 5, "\(ibi.count) IBIs")
         #expect(ibi.allSatisfy { $0.timestamp >= t0 + 3 && abs(60 / $0.value - 75) < 8 })
         // Battery on connecting, the tag at the device's time.
-        #expect(await streams.battery.value.first?.value == 0.9)
-        #expect(await streams.tags.value.map(\.timestamp) == [tag])
+        #expect(await streams.battery.all.first?.value == 0.9)
+        #expect(await streams.tags.all.map(\.timestamp) == [tag])
         #expect(await e4.malformedPackets == 0)
         print(
           "lab e4: \(bvp.count) BVP, \(acceleration.count) ACC, \(gsr.count) EDA, \(skin.count) TEMP, "
@@ -134,38 +150,36 @@ extension LabTests {
         }
       }
       let e4 = try #require(device, "\(name) not found")
-      let bvp = collect(await e4.bvp())
-      let gsr = collect(await e4.gsr())
-      let temperature = collect(await e4.temperature())
-      let acceleration = collect(await e4.acceleration())
+      let bvp = StreamCollector(await e4.bvp())
+      let gsr = StreamCollector(await e4.gsr())
+      let temperature = StreamCollector(await e4.temperature())
+      let acceleration = StreamCollector(await e4.acceleration())
       try await e4.connect(timeout: .seconds(60))
-      try await Task.sleep(for: .seconds(seconds))
+      // Until every stream holds `seconds` of samples (bounded: a loaded
+      // lab is slower to subscribe, never slower to stream).
+      var waited = try await bvp.wait(within: .seconds(seconds + 60)) { $0.count >= 64 * seconds }
+      if waited { waited = try await acceleration.wait(within: .seconds(10)) { $0.count >= 32 * seconds } }
+      if waited { waited = try await gsr.wait(within: .seconds(10)) { $0.count >= 4 * seconds } }
+      if waited { waited = try await temperature.wait(within: .seconds(10)) { $0.count >= 4 * seconds } }
+      #expect(waited, "\(name): not \(seconds) s of every stream within \(seconds + 60) s")
       await e4.disconnect()
       let t0 = try #require(await e4.sessionStart)
       /// Samples are consecutive from the first: n-th at t0 + n / rate.
       func check(_ label: String, _ times: [Double], rate: Double) -> Int {
-        let expected = Int(Double(seconds - 2) * rate)
+        let expected = Int(Double(seconds) * rate)
         #expect(times.count >= expected, "\(name) \(label): \(times.count) samples, expected at least \(expected)")
         let gaps = times.enumerated().filter { abs($1 - (t0 + Double($0) / rate)) > 1e-9 }
         #expect(gaps.isEmpty, "\(name) \(label): first gap at sample \(gaps.first?.offset ?? -1)")
         return times.count
       }
       let counts = [
-        check("BVP", await bvp.value.map(\.timestamp), rate: 64),
-        check("ACC", await acceleration.value.map(\.timestamp), rate: 32),
-        check("EDA", await gsr.value.map(\.timestamp), rate: 4),
-        check("TEMP", await temperature.value.map(\.timestamp), rate: 4),
+        check("BVP", await bvp.all.map(\.timestamp), rate: 64),
+        check("ACC", await acceleration.all.map(\.timestamp), rate: 32),
+        check("EDA", await gsr.all.map(\.timestamp), rate: 4),
+        check("TEMP", await temperature.all.map(\.timestamp), rate: 4),
       ]
       #expect(await e4.malformedPackets == 0)
       return "BVP \(counts[0]), ACC \(counts[1]), EDA \(counts[2]), TEMP \(counts[3])"
-    }
-
-    static func collect<T: Sendable>(_ stream: AsyncStream<T>) -> Task<[T], Never> {
-      Task {
-        var values: [T] = []
-        for await value in stream { values.append(value) }
-        return values
-      }
     }
   }
 }
