@@ -1,7 +1,7 @@
 import CDBus
 
 extension DBusConnection {
-  /// Handles one incoming message; called by libdbus's filter on the queue.
+  /// Handles one incoming message; called by libdbus's filter on the connection's thread.
   func receive(_ raw: OpaquePointer) -> DBusHandlerResult {
     let message: DBusMessage
     do {

@@ -5,10 +5,11 @@ import Synchronization
 
 /// A connection to a D-Bus message bus.
 ///
-/// The actor runs on the connection's own serial queue, and so do all of
-/// libdbus's callbacks for it: every libdbus call for this connection is made
-/// from that one queue. Nothing blocks on it: calls wait for their replies
-/// asynchronously, and cancelling the waiting task cancels the call.
+/// The actor runs on the connection's own thread (``DBusEventThread``), and
+/// so do all of libdbus's callbacks for it: every libdbus call for this
+/// connection is made from that one thread, which also reads the socket and
+/// dispatches what arrives. Nothing blocks on it: calls wait for their
+/// replies asynchronously, and cancelling the waiting task cancels the call.
 ///
 /// ```swift
 /// let bus = try await DBusConnection.connect(to: .system)
@@ -18,7 +19,7 @@ import Synchronization
 ///   arguments: [.string("org.bluez.Adapter1"), .string("Powered")])
 /// ```
 public actor DBusConnection {
-  nonisolated let executor: DBusQueueExecutor
+  nonisolated let executor: DBusEventThread
   public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
   let raw: OpaquePointer
@@ -40,11 +41,11 @@ public actor DBusConnection {
 
   private static let threadsInitialised: Bool = dbus_threads_init_default() != 0
 
-  private init(raw: OpaquePointer, executor: DBusQueueExecutor, address: String) {
+  private init(raw: OpaquePointer, executor: DBusEventThread, address: String) {
     self.raw = raw
     self.executor = executor
     self.address = address
-    self.loop = LibDBusEventLoop(connection: raw, queue: executor.queue)
+    self.loop = LibDBusEventLoop(connection: raw, thread: executor)
   }
 
   /// Opens a connection to `bus` and registers on it (`Hello`).
@@ -53,11 +54,11 @@ public actor DBusConnection {
       throw DBusError(name: DBusError.Name.noMemory, message: "dbus_threads_init_default failed")
     }
     let address = try bus.resolved()
-    let executor = DBusQueueExecutor(label: "doppel.dbus")
-    // Opening a local socket is quick, but it is still done on the queue that
+    let executor = try DBusEventThread()
+    // Opening a local socket is quick, but it is still done on the thread that
     // will own the connection, never on a caller's thread.
     let opened: Result<LibDBusPointer, DBusError> = await withCheckedContinuation { continuation in
-      executor.queue.async {
+      executor.async {
         var error = CDBus.DBusError()
         dbus_error_init(&error)
         defer { dbus_error_free(&error) }
@@ -114,7 +115,7 @@ public actor DBusConnection {
   deinit {
     if isOpen {
       let loop = self.loop
-      executor.queue.async {
+      executor.async {
         loop.stop()
         dbus_connection_close(loop.connection)
         dbus_connection_unref(loop.connection)
@@ -187,7 +188,7 @@ public actor DBusConnection {
     let milliseconds: Int32 =
       timeout.map { Int32(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) }
       ?? -1
-    let reply = DBusPendingReply(queue: executor.queue)
+    let reply = DBusPendingReply()
     return try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { continuation in
         reply.continuation = continuation
@@ -214,7 +215,7 @@ public actor DBusConnection {
         pendingCalls.insert(reply)
       }
     } onCancel: {
-      executor.queue.async { reply.cancel(with: CancellationError()) }
+      executor.async { reply.cancel(with: CancellationError()) }
     }
   }
 
@@ -286,7 +287,7 @@ public actor DBusConnection {
 }
 
 /// A libdbus pointer handed between closures that all run on the connection's
-/// queue (libdbus objects are not Sendable; the queue confinement makes it safe).
+/// thread (libdbus objects are not Sendable; the thread confinement makes it safe).
 struct LibDBusPointer: @unchecked Sendable {
   let pointer: OpaquePointer
 }
@@ -297,7 +298,7 @@ final class DBusFilterBox: @unchecked Sendable {
 
   init(_ connection: DBusConnection) { self.connection = connection }
 
-  /// libdbus's filter: runs on the connection's queue, inside `dbus_connection_dispatch`.
+  /// libdbus's filter: runs on the connection's thread, inside `dbus_connection_dispatch`.
   static func route(_ message: OpaquePointer?, _ data: UnsafeMutableRawPointer?) -> DBusHandlerResult {
     guard let message, let data,
       let connection = Unmanaged<DBusFilterBox>.fromOpaque(data).takeUnretainedValue().connection

@@ -1,5 +1,5 @@
 /// An interface an exported object implements: its methods, properties and
-/// signals. Handlers run off the connection's queue, one task per call.
+/// signals. Handlers run off the connection's thread, one task per call.
 public struct DBusInterface: Sendable {
   public let name: String
   public var methods: [DBusMethod]
@@ -32,7 +32,7 @@ public struct DBusInterface: Sendable {
 public typealias DBusMethodHandler = @Sendable (DBusMessage) async throws -> [DBusValue]
 
 /// A handler that must see calls in the order they arrived: it is called
-/// synchronously on the connection's queue, must return at once (typically
+/// synchronously on the connection's thread, must return at once (typically
 /// after handing the call to an ordered queue of its own), and answers later
 /// through the ``DBusMethodReply``.
 public typealias DBusOrderedMethodHandler = @Sendable (DBusMessage, DBusMethodReply) -> Void
@@ -43,7 +43,7 @@ public struct DBusMethod: Sendable {
   enum Invocation: Sendable {
     /// One task per call: calls may overlap and finish in any order.
     case concurrent(DBusMethodHandler)
-    /// In arrival order, on the connection's queue.
+    /// In arrival order, on the connection's thread.
     case ordered(DBusOrderedMethodHandler)
   }
 

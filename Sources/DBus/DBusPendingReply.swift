@@ -1,16 +1,12 @@
 import CDBus
-import Dispatch
 
-/// One method call waiting for its reply. Confined to the connection's queue:
-/// libdbus calls `notify` there, and cancellation hops there, so the
+/// One method call waiting for its reply. Confined to the connection's
+/// thread: libdbus calls `notify` there, and cancellation hops there, so the
 /// continuation is resumed exactly once without a lock.
 final class DBusPendingReply: Hashable, @unchecked Sendable {
-  let queue: DispatchQueue
   var continuation: CheckedContinuation<DBusMessage, any Error>?
   private var pending: OpaquePointer?
   private var onFinish: ((DBusPendingReply) -> Void)?
-
-  init(queue: DispatchQueue) { self.queue = queue }
 
   static func == (lhs: DBusPendingReply, rhs: DBusPendingReply) -> Bool { lhs === rhs }
   func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
@@ -26,7 +22,7 @@ final class DBusPendingReply: Hashable, @unchecked Sendable {
         Unmanaged<DBusPendingReply>.fromOpaque(data!).takeUnretainedValue().complete(call)
       }, data, { data in Unmanaged<DBusPendingReply>.fromOpaque(data!).release() })
     // A reply cannot have been processed yet (that too happens on this
-    // queue), but check rather than rely on it.
+    // thread), but check rather than rely on it.
     if dbus_pending_call_get_completed(pending) != 0 { complete(pending) }
   }
 
