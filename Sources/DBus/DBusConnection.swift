@@ -30,6 +30,9 @@ public actor DBusConnection {
   /// The address this connection was opened to.
   public nonisolated let address: String
   var isOpen = true
+  /// Whether the libdbus connection has been closed and let go of (once,
+  /// by ``close()`` or `deinit`, also after the bus dropped it).
+  var isReleased = false
 
   var tree = DBusObjectTree()
   var subscriptions: [Int: DBusSignalSubscriptionState] = [:]
@@ -113,7 +116,7 @@ public actor DBusConnection {
   }
 
   deinit {
-    if isOpen {
+    if !isReleased {
       let loop = self.loop
       executor.async {
         loop.stop()
@@ -127,10 +130,13 @@ public actor DBusConnection {
   /// streams finish, exported objects disappear. Queued messages are sent
   /// first, for up to ``closingFlushLimit``.
   public func close() {
-    guard isOpen else { return }
-    Logger.dbus.debug("closing the connection", metadata: ["name": "\(uniqueName)"])
-    isOpen = false
-    flushQueuedMessages(within: Self.closingFlushLimit)
+    guard !isReleased else { return }
+    if isOpen {
+      Logger.dbus.debug("closing the connection", metadata: ["name": "\(uniqueName)"])
+      isOpen = false
+      flushQueuedMessages(within: Self.closingFlushLimit)
+    }
+    isReleased = true
     loop.stop()
     dbus_connection_close(raw)
     connectionLost(DBusError.disconnected("the connection was closed"))

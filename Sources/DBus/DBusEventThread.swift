@@ -51,7 +51,9 @@ final class DBusEventThread: SerialExecutor, @unchecked Sendable {
       (woken, wake) = (ends[0], ends[1])
     }
 
-    func closePipe() {
+    /// The pipe closes with the core: after the thread's loop and after the
+    /// last `stop()` or `submit()`, which may still write to it.
+    deinit {
       Glibc.close(woken)
       Glibc.close(wake)
     }
@@ -91,7 +93,7 @@ final class DBusEventThread: SerialExecutor, @unchecked Sendable {
     }
 
     /// The thread's loop: the queued jobs, libdbus's dispatch, then `poll`
-    /// until a socket, a timeout or the eventfd calls.
+    /// until a socket, a timeout or the pipe calls.
     func run() {
       var descriptors: [pollfd] = []
       var watched: [OpaquePointer] = []
@@ -126,7 +128,6 @@ final class DBusEventThread: SerialExecutor, @unchecked Sendable {
         loop?.fireDueTimeouts()
       }
       loop = nil
-      closePipe()
     }
   }
 
@@ -149,7 +150,6 @@ final class DBusEventThread: SerialExecutor, @unchecked Sendable {
       }, box)
     guard created == 0 else {
       Unmanaged<Core>.fromOpaque(box).release()
-      core.closePipe()
       throw DBusError(name: DBusError.Name.noMemory, message: "cannot start the connection's thread (\(created))")
     }
   }

@@ -1,4 +1,5 @@
 import CDBus
+import Logging
 
 #if canImport(Glibc)
   import Glibc
@@ -20,6 +21,9 @@ final class LibDBusEventLoop: @unchecked Sendable {
   private let thread: DBusEventThread.Core
   /// The watches libdbus added, in the order it added them.
   private var watches: [OpaquePointer] = []
+  /// Watches whose descriptor `poll` found invalid: left out from then on
+  /// (polling them again would return at once, every turn).
+  private var invalid: Set<OpaquePointer> = []
   /// The enabled timeouts and when each is next due.
   private var timeouts: [OpaquePointer: ContinuousClock.Instant] = [:]
   private var stopped = false
@@ -77,7 +81,7 @@ final class LibDBusEventLoop: @unchecked Sendable {
 
   /// Appends a `pollfd` for each enabled watch, and the watch to `watched`.
   func collectDescriptors(into descriptors: inout [pollfd], watches watched: inout [OpaquePointer]) {
-    for watch in watches where dbus_watch_get_enabled(watch) != 0 {
+    for watch in watches where dbus_watch_get_enabled(watch) != 0 && !invalid.contains(watch) {
       let fd = dbus_watch_get_unix_fd(watch)
       guard fd >= 0 else { continue }
       let flags = dbus_watch_get_flags(watch)
@@ -93,6 +97,13 @@ final class LibDBusEventLoop: @unchecked Sendable {
   /// handling one may remove and free another).
   func handle(_ watch: OpaquePointer, revents: Int16) {
     guard !stopped, watches.contains(watch), dbus_watch_get_enabled(watch) != 0 else { return }
+    if revents & Int16(POLLNVAL) != 0 {
+      Logger.dbus.error(
+        "a D-Bus connection's socket is no longer open: it is left out of the poll",
+        metadata: ["fd": "\(dbus_watch_get_unix_fd(watch))"])
+      invalid.insert(watch)
+      return
+    }
     var condition: UInt32 = 0
     if revents & Int16(POLLIN) != 0 { condition |= DBUS_WATCH_READABLE.rawValue }
     if revents & Int16(POLLOUT) != 0 { condition |= DBUS_WATCH_WRITABLE.rawValue }
@@ -111,6 +122,7 @@ final class LibDBusEventLoop: @unchecked Sendable {
   private func remove(watch: OpaquePointer?) {
     guard let watch else { return }
     watches.removeAll { $0 == watch }
+    invalid.remove(watch)
   }
 
   // MARK: Timeouts

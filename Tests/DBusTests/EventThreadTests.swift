@@ -1,5 +1,4 @@
 import DBusTestSupport
-import Foundation
 import Testing
 
 @testable import DBus
@@ -46,8 +45,7 @@ import Testing
     await b.close()
   }
 
-  /// An actor method runs on the connection's thread, and so does libdbus's
-  /// dispatch of the reply it waits for.
+  /// An actor method runs on the connection's thread, and nothing else does.
   @Test func theConnectionRunsOnItsThread() async throws {
     let a = try await bus.connect()
     let onThread = await a.runsOnItsThread()
@@ -56,25 +54,53 @@ import Testing
     await a.close()
   }
 
-  /// Once nothing refers to a closed connection, its thread ends: a
-  /// thousand connections opened and closed in turn leave no thread behind.
+  /// Once nothing refers to a closed connection, its thread ends (its
+  /// core, which the thread holds while it runs, goes away): two hundred
+  /// connections opened and closed in turn leave no thread behind.
   @Test(.timeLimit(.minutes(1))) func closedConnectionsLeaveNoThread() async throws {
-    let before = Self.threadCount()
+    var cores: [WeakCore] = []
     for _ in 0..<200 {
       let connection = try await bus.connect()
+      cores.append(WeakCore(connection.executor.core))
       await connection.close()
     }
-    // A thread ends after its last job; give the last ones a moment.
-    let deadline = ContinuousClock.now + .seconds(10)
-    while Self.threadCount() > before + 2, ContinuousClock.now < deadline {
-      try await Task.sleep(for: .milliseconds(50))
-    }
-    #expect(Self.threadCount() <= before + 2, "\(Self.threadCount()) threads, \(before) before")
+    #expect(try await Self.allEnded(cores), "\(cores.filter { $0.core != nil }.count) of 200 threads still run")
   }
 
-  /// The threads of this process (`/proc/self/task`).
-  static func threadCount() -> Int {
-    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0
+  /// A connection let go of without `close()` is closed on its thread, and
+  /// that thread then ends: the bus sees the connection's name go.
+  @Test(.timeLimit(.minutes(1))) func aConnectionDroppedWithoutClosingEnds() async throws {
+    let watcher = try await bus.connect()
+    var core: [WeakCore] = []
+    var name = ""
+    do {
+      let dropped = try await bus.connect()
+      name = dropped.uniqueName
+      core.append(WeakCore(dropped.executor.core))
+      #expect(try await watcher.nameOwner(of: name) == name)
+    }
+    #expect(try await Self.allEnded(core), "the dropped connection's thread still runs")
+    let deadline = ContinuousClock.now + .seconds(10)
+    while try await watcher.nameOwner(of: name) != nil, ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    #expect(try await watcher.nameOwner(of: name) == nil, "the bus still knows \(name)")
+    await watcher.close()
+  }
+
+  final class WeakCore: @unchecked Sendable {
+    weak var core: DBusEventThread.Core?
+    init(_ core: DBusEventThread.Core) { self.core = core }
+  }
+
+  /// Whether every core has gone within 10 s (a thread ends after its last job).
+  static func allEnded(_ cores: [WeakCore]) async throws -> Bool {
+    let deadline = ContinuousClock.now + .seconds(10)
+    while cores.contains(where: { $0.core != nil }) {
+      guard ContinuousClock.now < deadline else { return false }
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    return true
   }
 }
 
