@@ -1,5 +1,4 @@
 import CDBus
-import Dispatch
 import Logging
 import Synchronization
 

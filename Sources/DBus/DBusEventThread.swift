@@ -84,9 +84,12 @@ final class DBusEventThread: SerialExecutor, @unchecked Sendable {
     /// Runs what is queued; returns whether there was anything, and whether
     /// the thread is asked to stop.
     private func runQueuedJobs() -> (ran: Bool, stopping: Bool) {
+      // Taken whole (swapped out): copying and then emptying the inbox's
+      // array would allocate a new buffer on every turn.
       let (jobs, stopping) = inbox.withLock { inbox in
-        defer { inbox.jobs.removeAll(keepingCapacity: true) }
-        return (inbox.jobs, inbox.stopping)
+        var taken: [@Sendable () -> Void] = []
+        swap(&taken, &inbox.jobs)
+        return (taken, inbox.stopping)
       }
       for job in jobs { job() }
       return (!jobs.isEmpty, stopping)
