@@ -16,7 +16,7 @@
     lost or added before the drop); the times are printed.
 
 usage: compare_notification_logs.py ORIGINAL.csv REPLAY.csv ORIGINAL_CAPTURE.csv REPLAY_CAPTURE.csv [TOLERANCE_MS]
-TOLERANCE_MS: 25 unless told. Prints the figures; exit status 0 when all
+TOLERANCE_MS: 60 unless told; the median must be within 5 ms. Prints the figures; exit status 0 when all
 three hold, 1 otherwise.
 """
 import csv
@@ -93,8 +93,14 @@ def main(original_path, replay_path, original_capture_path, replay_capture_path,
         print(f"FAIL the captures do not hold what the central logged ({len(original_air)} and {len(replay_air)} notifications)")
     else:
         figures = interval_errors(original_air, replay_air)
-        p99 = percentile(errors_of(original_air, replay_air), 0.99)
-        if p99 <= tolerance_ms:
+        errors = errors_of(original_air, replay_air)
+        p50, p99 = percentile(errors, 0.50), percentile(errors, 0.99)
+        # The median catches a replay at the wrong pace; the p99 bound is
+        # loose, as the lab's own scheduling jitter reaches 10-30 ms.
+        if p50 > 5:
+            status = 1
+            print(f"FAIL intervals at the central's controller off the original's by more than 5 ms at p50 ({figures})")
+        elif p99 <= tolerance_ms:
             print(f"PASS intervals at the central's controller within {tolerance_ms:g} ms of the original's at p99 ({figures})")
         else:
             status = 1
@@ -120,4 +126,4 @@ def main(original_path, replay_path, original_capture_path, replay_capture_path,
 if __name__ == "__main__":
     if len(sys.argv) not in (5, 6):
         sys.exit(__doc__)
-    sys.exit(main(*sys.argv[1:5], float(sys.argv[5]) if len(sys.argv) == 6 else 25.0))
+    sys.exit(main(*sys.argv[1:5], float(sys.argv[5]) if len(sys.argv) == 6 else 60.0))
