@@ -82,6 +82,9 @@ public actor BlueZPeripheral: PeripheralHost {
   /// not taken for connected again meanwhile.
   private var dropped: Set<CentralID> = []
   private var confirmations: [CharacteristicAddress: [CheckedContinuation<Void, Never>]] = [:]
+  /// Whether ``notificationsTaken()`` last gave up waiting for bluetoothd
+  /// (it warns once a stall).
+  private var bluetoothdBehind = false
   /// The sockets BlueZ acquired, by characteristic, with their numbers.
   private var acquired: [CharacteristicAddress: [(number: Int, socket: NotificationSocket)]] = [:]
   private var socketsAcquired = 0
@@ -774,15 +777,47 @@ public actor BlueZPeripheral: PeripheralHost {
   }
 
   /// Waits until bluetoothd has read every notification sent so far from
-  /// the acquired sockets (`SIOCOUTQ` reads 0 on each), half a second at
-  /// most in all: in a loaded lab bluetoothd sometimes took over 50 ms, and
-  /// 1 % of a Muse's EEG sets then reached muselsl out of order.
+  /// the acquired sockets (`SIOCOUTQ` reads 0 on each), for
+  /// ``notificationOrderBound`` at most in all: in a loaded lab bluetoothd
+  /// sometimes took over 50 ms, and 1 % of a Muse's EEG sets then reached
+  /// muselsl out of order; in a loaded lab it was seen not reading
+  /// for 3 s and more around a central leaving. Past the bound it logs a warning (once a
+  /// stall) naming the characteristics still unread, as order may then not
+  /// hold.
   /// Notifications sent as D-Bus signals are in order on the bus already.
   public func notificationsTaken() async {
-    let deadline = ContinuousClock.now + .milliseconds(500)
-    for socket in acquired.values.flatMap({ $0.map(\.socket) }) {
-      _ = await socket.drain(within: max(.zero, deadline - ContinuousClock.now))
+    let deadline = ContinuousClock.now + notificationOrderBound
+    var unread: [CharacteristicAddress] = []
+    for (address, sockets) in acquired {
+      for entry in sockets where !(await entry.socket.drain(within: max(.zero, deadline - ContinuousClock.now))) {
+        unread.append(address)
+      }
     }
+    guard !unread.isEmpty else {
+      bluetoothdBehind = false
+      return
+    }
+    // Once a stall: a central leaving stops bluetoothd reading until it
+    // closes the sockets, and every wait until then would say the same.
+    guard !bluetoothdBehind else { return }
+    bluetoothdBehind = true
+    Logger.bluez.warning(
+      "bluetoothd has not read the notifications sent so far: the next may overtake them",
+      metadata: [
+        "unread": "\(unread.map(\.description).joined(separator: ", "))",
+        "waited": "\(notificationOrderBound)", "device": "\(model.advertisement.localName ?? "?")",
+      ])
+  }
+
+  /// How long ``notificationsTaken()`` waits for bluetoothd at most (10 s
+  /// unless set). Long enough for a bluetoothd busy with other adapters (a
+  /// loaded CI lab); a stream behind by it catches up, as its model sends
+  /// what is due.
+  public private(set) var notificationOrderBound: Duration = .seconds(10)
+
+  /// Sets ``notificationOrderBound``.
+  public func setNotificationOrderBound(_ bound: Duration) {
+    notificationOrderBound = bound
   }
 
   private func send(_ value: [UInt8], _ address: CharacteristicAddress, needing property: CharacteristicProperties)

@@ -42,7 +42,7 @@ public protocol PeripheralHost: Sendable {
   func firmwareEvent(_ name: String, detail: String)
 
   /// Returns once the centrals' side has taken every notification sent so
-  /// far, or after a short bound (half a second over BlueZ). A model whose centrals
+  /// far, or after a bound (10 s over BlueZ, with a warning). A model whose centrals
   /// rely on the order of notifications across characteristics (muselsl
   /// files a Muse's EEG when AF7, sent last, arrives) calls it between the
   /// ones that must not overtake each other: over BlueZ each characteristic

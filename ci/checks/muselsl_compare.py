@@ -3,6 +3,13 @@ emulated headband replayed: every recorded sample of each channel must be
 the source's sample at one fixed offset in the (looped) source, within half
 a 12-bit step (0.48828125 / 2 uV) plus the 3 decimals muse-lsl writes.
 
+One exception, reported: muse-lsl files a set of EEG packets when AF7
+arrives and writes 0.0 for a channel whose packet had not arrived by then.
+At the recording's first or last packet that is muse-lsl's own start and
+stop racing the stream (seen in a loaded CI lab: TP10 of the first packet,
+AF8 and TP10 of the last), so one such packet at either edge is allowed;
+anywhere else, and any other difference, fails.
+
     python3 ci/checks/muselsl_compare.py RECORDED.csv SOURCE.csv
 """
 import csv
@@ -35,11 +42,27 @@ def main(recorded_path, source_path):
         return 1
     offset = offsets[0]
     status = 0
+    last_packet = (count - 1) // 12
     for name in CHANNELS:
-        worst = max(abs(value - source[name][(offset + n) % period]) for n, value in enumerate(recorded[name]))
-        verdict = "PASS" if worst <= tolerance else "FAIL"
+        wrong = [n for n, value in enumerate(recorded[name]) if abs(value - source[name][(offset + n) % period]) > tolerance]
+        # Whole packets of 0.0 at the edges: muse-lsl's start or stop racing the stream.
+        edges = sorted({n // 12 for n in wrong if n // 12 in (0, last_packet)})
+        edges = [
+            packet for packet in edges
+            if all(recorded[name][n] == 0.0 for n in range(packet * 12, min(count, packet * 12 + 12)))
+        ]
+        excluded = edges[0] if len(edges) == 1 else None
+        if excluded is not None:
+            wrong = [n for n in wrong if n // 12 != excluded]
+            print(f"NOTE {name}: packet {edges[0]} (the recording's {'first' if edges[0] == 0 else 'last'}) is 0.0: "
+                  "muse-lsl filed that set before this channel's notification arrived")
+        kept = [n for n in range(count) if n // 12 != excluded]
+        worst = max((abs(recorded[name][n] - source[name][(offset + n) % period]) for n in kept), default=0.0)
+        verdict = "PASS" if not wrong else "FAIL"
         status |= verdict == "FAIL"
-        print(f"{verdict} {name}: {count} samples equal the source from its sample {offset}, worst {worst:.4f} uV")
+        detail = f"{len(wrong)} differ, the first at sample {wrong[0]}, worst {worst:.4f} uV" if wrong else f"worst {worst:.4f} uV"
+        relation = "equal" if verdict == "PASS" else "compared with"
+        print(f"{verdict} {name}: {count} samples {relation} the source from its sample {offset}: {detail}")
     return status
 
 
