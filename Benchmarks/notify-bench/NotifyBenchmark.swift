@@ -39,8 +39,20 @@ struct NotifyBenchmark: AsyncParsableCommand {
     @Option(help: "Seconds to measure, after the first notification.") var seconds = 10.0
     @Option(help: "Label for the output lines.") var label = "doppel"
     @Option(help: "Address of the peripheral to measure (default: the first one found).") var peripheral: String?
+    @Option(
+      name: .customLong("cpu-of"),
+      help: "NAME=PID: report that process's CPU over the measured window, in % of one CPU (repeatable).")
+    var cpuOf: [String] = []
 
     func run() async throws {
+      var watched: [String: Int32] = ["receiver": 0]
+      for entry in cpuOf {
+        let parts = entry.split(separator: "=", maxSplits: 1)
+        guard parts.count == 2, let pid = Int32(parts[1]), pid > 0 else {
+          throw ValidationError("--cpu-of takes NAME=PID, not '\(entry)'")
+        }
+        watched[String(parts[0])] = pid
+      }
       let bus = try await DBusConnection.connect(to: .system)
       let adapter = try await BluetoothAdapter.find(self.adapter, on: bus)
       let central = BlueZCentral(adapter: adapter, bus: bus)
@@ -57,16 +69,21 @@ struct NotifyBenchmark: AsyncParsableCommand {
       var latencies: [UInt64] = []
       var malformed = 0
       var first: UInt64?
+      var cpuAtFirst: CPUTimes?
       for try await value in try await connection.notifications(of: TimestampPeripheral.stamp) {
         let now = MonotonicTime.microseconds()
         guard let sent = UInt64(String(decoding: value, as: UTF8.self)), sent <= now else {
           malformed += 1
           continue
         }
-        if first == nil { first = now }
+        if first == nil {
+          first = now
+          cpuAtFirst = CPUTimes.now(of: watched)
+        }
         latencies.append(now - sent)
         if Double(now - first!) >= seconds * 1_000_000 { break }
       }
+      let cpuAtEnd = CPUTimes.now(of: watched)
       await connection.disconnect()
       await bus.close()
       let sorted = latencies.sorted()
@@ -78,6 +95,13 @@ struct NotifyBenchmark: AsyncParsableCommand {
       print("\(label).latency_p99_ms \(String(format: "%.2f", percentile(0.99)))")
       print("\(label).malformed \(malformed)")
       print("\(label).received \(latencies.count)")
+      if let cpuAtFirst {
+        let (processes, busy) = cpuAtFirst.shares(until: cpuAtEnd)
+        for (name, share) in processes.sorted(by: { $0.key < $1.key }) {
+          print("\(label).cpu_\(name)_pct \(String(format: "%.1f", share))")
+        }
+        print("\(label).cpu_machine_busy_pct \(String(format: "%.1f", busy))")
+      }
     }
   }
 }

@@ -780,13 +780,17 @@ public actor BlueZPeripheral: PeripheralHost {
   /// the acquired sockets (`SIOCOUTQ` reads 0 on each), for
   /// ``notificationOrderBound`` at most in all: in a loaded lab bluetoothd
   /// sometimes took over 50 ms, and 1 % of a Muse's EEG sets then reached
-  /// muselsl out of order; in a loaded lab it was seen not reading
-  /// for 3 s and more around a central leaving. Past the bound it logs a warning (once a
-  /// stall) naming the characteristics still unread, as order may then not
-  /// hold.
+  /// muselsl out of order; in a loaded lab it was seen not reading for 3 s
+  /// and more around a central leaving. Past the bound it logs a warning
+  /// (once a stall) naming the characteristics still unread, as order may
+  /// then not hold, and waits ½ s at most until a wait finds all read again.
   /// Notifications sent as D-Bus signals are in order on the bus already.
   public func notificationsTaken() async {
-    let deadline = ContinuousClock.now + notificationOrderBound
+    // Behind already (the last wait ran out): a bluetoothd that neither reads
+    // nor closes a socket would otherwise hold every wait for the whole
+    // bound; half a second until a wait finds everything read again.
+    let bound = bluetoothdBehind ? min(notificationOrderBound, .milliseconds(500)) : notificationOrderBound
+    let deadline = ContinuousClock.now + bound
     var unread: [CharacteristicAddress] = []
     for (address, sockets) in acquired {
       for entry in sockets where !(await entry.socket.drain(within: max(.zero, deadline - ContinuousClock.now))) {

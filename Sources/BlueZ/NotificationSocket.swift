@@ -136,7 +136,11 @@ final class NotificationSocket: @unchecked Sendable {
   /// room here, and none sits unread in the socket (`SIOCOUTQ`: on a Unix
   /// socket, the bytes sent that the other end has not read yet).
   var isDrained: Bool {
-    guard outbox.withLock({ $0.waiting.isEmpty }) else { return false }
+    // A closed socket has nothing left to take (and its descriptor may
+    // already be another socket's).
+    let (closed, empty) = outbox.withLock { ($0.isClosed, $0.waiting.isEmpty) }
+    if closed { return true }
+    guard empty else { return false }
     var unread: Int32 = 0
     guard ioctl(fd, UInt(TIOCOUTQ), &unread) == 0 else { return true }
     return unread == 0
@@ -146,9 +150,13 @@ final class NotificationSocket: @unchecked Sendable {
   /// for at most `limit`, or until the task is cancelled; returns whether it did.
   func drain(within limit: Duration) async -> Bool {
     let deadline = ContinuousClock.now + limit
+    // Looks again after 200 µs, then less often, up to every 2 ms: a stall
+    // of seconds costs thousands of wake-ups, not tens of thousands.
+    var pause = Duration.microseconds(200)
     while !isDrained {
       guard ContinuousClock.now < deadline else { return false }
-      do { try await Task.sleep(for: .microseconds(200)) } catch { return isDrained }
+      do { try await Task.sleep(for: pause) } catch { return isDrained }
+      pause = min(pause * 2, .milliseconds(2))
     }
     return true
   }

@@ -110,4 +110,33 @@ import Testing
     close(second)
     await peripheral.stop()
   }
+
+  /// Once a wait has run out, the next ones wait ½ s at most until one finds
+  /// everything read: a bluetoothd that neither reads nor closes a socket
+  /// does not hold every notification up for the whole bound.
+  @Test func behindItWaitsHalfASecondUntilCaughtUp() async throws {
+    let (peripheral, first, second) = try await host(name: "behind")
+    await peripheral.setNotificationOrderBound(.seconds(2))
+    try await peripheral.notify([1], characteristic: TwoStreams.first)
+    var start = ContinuousClock.now
+    await peripheral.notificationsTaken()
+    #expect(ContinuousClock.now - start >= .seconds(2))
+    try await peripheral.notify([2], characteristic: TwoStreams.second)
+    start = ContinuousClock.now
+    await peripheral.notificationsTaken()
+    let behind = ContinuousClock.now - start
+    #expect(behind >= .milliseconds(500))
+    #expect(behind < .milliseconds(1500))
+    // Caught up: the next stall gets the whole bound again.
+    #expect(Self.read(first) == [1])
+    #expect(Self.read(second) == [2])
+    await peripheral.notificationsTaken()
+    try await peripheral.notify([3], characteristic: TwoStreams.first)
+    start = ContinuousClock.now
+    await peripheral.notificationsTaken()
+    #expect(ContinuousClock.now - start >= .seconds(2))
+    close(first)
+    close(second)
+    await peripheral.stop()
+  }
 }
