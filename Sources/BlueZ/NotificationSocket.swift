@@ -149,14 +149,17 @@ final class NotificationSocket: @unchecked Sendable {
   /// Waits until the reader has taken every packet sent so far (``isDrained``),
   /// for at most `limit`, or until the task is cancelled; returns whether it did.
   func drain(within limit: Duration) async -> Bool {
-    let deadline = ContinuousClock.now + limit
-    // Looks again after 200 µs, then less often, up to every 2 ms: a stall
-    // of seconds costs thousands of wake-ups, not tens of thousands.
+    let start = ContinuousClock.now
+    let deadline = start + limit
+    // Looks again every 200 µs for the first 20 ms (a replay's next value
+    // waits on it), then less often, up to every 2 ms: a stall of seconds
+    // costs thousands of wake-ups, not tens of thousands.
     var pause = Duration.microseconds(200)
     while !isDrained {
-      guard ContinuousClock.now < deadline else { return false }
+      let now = ContinuousClock.now
+      guard now < deadline else { return false }
+      if now - start > .milliseconds(20) { pause = min(pause * 2, .milliseconds(2)) }
       do { try await Task.sleep(for: pause) } catch { return isDrained }
-      pause = min(pause * 2, .milliseconds(2))
     }
     return true
   }
