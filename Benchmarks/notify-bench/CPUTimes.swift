@@ -4,7 +4,7 @@ import Foundation
 /// benchmark can say where the CPU went over its measured window: each
 /// process's share of one CPU, and how busy all CPUs were.
 struct CPUTimes {
-  /// Clock ticks (user + system) of each process, by name.
+  /// Clock ticks (user + system) of each process that could be read, by name.
   var processes: [String: Int]
   /// Ticks of all CPUs: busy (everything but idle and iowait) and in all.
   var busy: Int
@@ -15,7 +15,7 @@ struct CPUTimes {
   static func now(of processes: [String: Int32]) -> CPUTimes {
     var ticks: [String: Int] = [:]
     for (name, pid) in processes {
-      ticks[name] = processTicks(pid == 0 ? "self" : "\(pid)") ?? -1
+      ticks[name] = processTicks(pid == 0 ? "self" : "\(pid)")
     }
     let (busy, total) = machineTicks() ?? (0, 0)
     return CPUTimes(processes: ticks, busy: busy, total: total, at: .now)
@@ -29,7 +29,7 @@ struct CPUTimes {
     let perSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
     var shares: [String: Double] = [:]
     for (name, before) in processes {
-      guard let after = later.processes[name], before >= 0, after >= before, elapsed > 0 else { continue }
+      guard let after = later.processes[name], after >= before, elapsed > 0 else { continue }
       shares[name] = 100 * Double(after - before) / perSecond / elapsed
     }
     let total = later.total - self.total

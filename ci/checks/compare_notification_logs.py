@@ -63,8 +63,7 @@ def errors_of(original, replay):
     return [abs((original[i][0] - original[i - 1][0]) - (replay[i][0] - replay[i - 1][0])) * 1000 for i in range(1, count)]
 
 
-def interval_errors(original, replay):
-    errors = errors_of(original, replay)
+def describe(errors):
     return (
         f"p50 {percentile(errors, 0.50):.2f} ms, p90 {percentile(errors, 0.90):.2f} ms, p99 {percentile(errors, 0.99):.2f} ms, "
         f"max {max(errors, default=0.0):.2f} ms over {len(errors)} intervals"
@@ -94,14 +93,14 @@ def main(original_path, replay_path, original_capture_path, replay_capture_path,
             a = [v for c, v in payloads if c == characteristic]
             b = [v for c, v in replayed if c == characteristic]
             print(f"    {characteristic}: {len(a)} original, {len(b)} replayed, {'equal' if a == b else 'differ'}")
-    print(f"    at the central's callback: {interval_errors(original, replay)}")
+    print(f"    at the central's callback: {describe(errors_of(original, replay))}")
     original_air, replay_air = captured(original_capture_path), captured(replay_capture_path)
     if [(c, v) for _, c, v in original_air] != payloads or [(c, v) for _, c, v in replay_air] != replayed:
         status = 1
         print(f"FAIL the captures do not hold what the central logged ({len(original_air)} and {len(replay_air)} notifications)")
     else:
-        figures = interval_errors(original_air, replay_air)
         errors = errors_of(original_air, replay_air)
+        figures = describe(errors)
         p50, p99 = percentile(errors, 0.50), percentile(errors, 0.99)
         # The pace: a replay early or late by a fraction of every interval
         # adds up over the span; the jitter of the lab does not (each

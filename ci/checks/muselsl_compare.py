@@ -44,25 +44,26 @@ def main(recorded_path, source_path):
     status = 0
     last_packet = (count - 1) // 12
     for name in CHANNELS:
-        wrong = [n for n, value in enumerate(recorded[name]) if abs(value - source[name][(offset + n) % period]) > tolerance]
-        # Whole packets of 0.0 at the edges: muse-lsl's start or stop racing the stream.
-        edges = sorted({n // 12 for n in wrong if n // 12 in (0, last_packet)})
-        edges = [
-            packet for packet in edges
-            if all(recorded[name][n] == 0.0 for n in range(packet * 12, min(count, packet * 12 + 12)))
+        errors = [abs(value - source[name][(offset + n) % period]) for n, value in enumerate(recorded[name])]
+        wrong = {n // 12 for n, error in enumerate(errors) if error > tolerance}
+        # A whole packet of 0.0 at one edge: muse-lsl's start or stop racing the stream.
+        zero_edges = [
+            packet for packet in sorted({0, last_packet} & wrong)
+            if all(value == 0.0 for value in recorded[name][packet * 12:packet * 12 + 12])
         ]
-        excluded = edges[0] if len(edges) == 1 else None
+        excluded = zero_edges[0] if len(zero_edges) == 1 else None
         if excluded is not None:
-            wrong = [n for n in wrong if n // 12 != excluded]
-            print(f"NOTE {name}: packet {edges[0]} (the recording's {'first' if edges[0] == 0 else 'last'}) is 0.0: "
+            print(f"NOTE {name}: packet {excluded} (the recording's {'first' if excluded == 0 else 'last'}) is 0.0: "
                   "muse-lsl filed that set before this channel's notification arrived")
-        kept = [n for n in range(count) if n // 12 != excluded]
-        worst = max((abs(recorded[name][n] - source[name][(offset + n) % period]) for n in kept), default=0.0)
-        verdict = "PASS" if not wrong else "FAIL"
-        status |= verdict == "FAIL"
-        detail = f"{len(wrong)} differ, the first at sample {wrong[0]}, worst {worst:.4f} uV" if wrong else f"worst {worst:.4f} uV"
-        relation = "equal" if verdict == "PASS" else "compared with"
-        print(f"{verdict} {name}: {count} samples {relation} the source from its sample {offset}: {detail}")
+        kept = [(n, error) for n, error in enumerate(errors) if n // 12 != excluded]
+        differing = [n for n, error in kept if error > tolerance]
+        worst = max((error for _, error in kept), default=0.0)
+        if differing:
+            status = 1
+            print(f"FAIL {name}: {count} samples compared with the source from its sample {offset}: "
+                  f"{len(differing)} differ, the first at sample {differing[0]}, worst {worst:.4f} uV")
+        else:
+            print(f"PASS {name}: {count} samples equal the source from its sample {offset}: worst {worst:.4f} uV")
     return status
 
 
