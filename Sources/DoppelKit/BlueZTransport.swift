@@ -23,6 +23,7 @@ public actor BlueZTransport: ScenarioTransport {
   private let centralAdapters: [String]?
   private let pool: [String]?
   private let notificationSockets: Bool
+  private let advertisingRefresh: Duration?
   private var hostedCount = 0
 
   /// - Parameters:
@@ -32,14 +33,17 @@ public actor BlueZTransport: ScenarioTransport {
   ///     takes every adapter (of the pool) that hosts no device.
   ///   - notificationSockets: whether devices offer BlueZ `AcquireNotify`
   ///     (see ``BlueZPeripheral``); `false` sends notifications as D-Bus signals.
+  ///   - advertisingRefresh: how often an unconnected device registers its
+  ///     advertisement anew (`nil`: never; see ``BlueZPeripheral/readvertiseInterval``).
   public init(
     bus: DBusBusAddress = .system, adapters: [String]? = nil, centralAdapters: [String]? = nil,
-    notificationSockets: Bool = true
+    notificationSockets: Bool = true, advertisingRefresh: Duration? = BlueZPeripheral.readvertiseInterval
   ) {
     self.bus = bus
     self.pool = adapters
     self.centralAdapters = centralAdapters
     self.notificationSockets = notificationSockets
+    self.advertisingRefresh = advertisingRefresh
   }
 
   private static func matches(_ adapter: BluetoothAdapter, _ names: [String]) -> Bool {
@@ -70,7 +74,8 @@ public actor BlueZTransport: ScenarioTransport {
     try await adapter.powerOn(on: bus)
     hostedCount += 1
     let peripheral = try await BlueZPeripheral.host(
-      model, on: adapter, bus: bus, name: "scenario\(hostedCount)", notificationSockets: notificationSockets)
+      model, on: adapter, bus: bus, name: "scenario\(hostedCount)", notificationSockets: notificationSockets,
+      advertisingRefresh: advertisingRefresh)
     hosted[device.id] = adapter.name
     hostedAddresses[device.id] = adapter.address
     return Hosted(peripheral: peripheral)

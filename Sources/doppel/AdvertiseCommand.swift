@@ -32,6 +32,15 @@ struct AdvertiseCommand: AsyncParsableCommand {
   @Option(help: "Seed for the device's noise and random signals.")
   var seed: UInt64 = 1
 
+  @Option(
+    help: ArgumentHelp(
+      "While no central is connected, register the advertisement anew every this many seconds (0: never).",
+      discussion: """
+        Virtual controllers (btvirt) show an advertisement to a scanner only when it is switched on, so \
+        the default, 3, keeps the device findable in a lab; a real radio needs none.
+        """))
+  var advertisingRefresh: Double = 3
+
   @Argument(
     parsing: .allUnrecognized,
     help: ArgumentHelp("The model's settings: --KEY VALUE (see below).", valueName: "settings"))
@@ -42,6 +51,10 @@ struct AdvertiseCommand: AsyncParsableCommand {
     _ = try SettingArguments.parse(settings, specs: binding.description.settings, model: model)
     if let name, name.isEmpty || name.utf8.count > 29 { throw ValidationError("--name must be 1…29 bytes") }
     if let duration, !(duration > 0) { throw ValidationError("--duration must be a positive number of seconds") }
+    if advertisingRefresh != 0, !(0.05...86_400).contains(advertisingRefresh) {
+      throw ValidationError(
+        "--advertising-refresh must be 0 (never) or 0.05 to 86400 seconds, not \(advertisingRefresh)")
+    }
   }
 
   func run() async throws {
@@ -50,7 +63,9 @@ struct AdvertiseCommand: AsyncParsableCommand {
     let binding = try DeviceCatalog.makeBinding(
       model: model, name: name, serial: serial, adapter: adapter,
       settings: try SettingArguments.parse(settings, specs: specs, model: model), seed: seed)
-    let transport = BlueZTransport(adapters: adapter.map { [$0] })
+    let transport = BlueZTransport(
+      adapters: adapter.map { [$0] },
+      advertisingRefresh: advertisingRefresh > 0 ? .milliseconds(Int64(advertisingRefresh * 1000)) : nil)
     let hosted: any HostedDevice
     do {
       hosted = try await transport.host(binding.model, device: binding.device)

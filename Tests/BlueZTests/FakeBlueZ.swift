@@ -13,6 +13,8 @@ struct FakeBlueZ {
   let adapter: BluetoothAdapter
   /// The manager methods called on the adapter, in order (`RegisterApplication`, …).
   let calls: MethodCallLog
+  /// The advertisements registered now, and how many there were after each change.
+  let advertisements: AdvertisementLog
 
   /// Takes the name `org.bluez` on `privateBus` and exports the adapter and the central.
   /// `stockHandles`: refuse an application that asks for a handle below
@@ -20,15 +22,18 @@ struct FakeBlueZ {
   /// `advertisingNotYet`: the first that many `RegisterAdvertisement` calls
   /// fail with `UnknownMethod`, as on a bluetoothd that has just taken the
   /// name and not yet exported its advertising manager.
-  static func start(on privateBus: PrivateBus, stockHandles: Bool = false, advertisingNotYet: Int = 0) async throws
-    -> FakeBlueZ
-  {
+  /// `maxAdvertisements`: more registered advertisements than this are
+  /// refused, as bluetoothd refuses more than the controller's instances.
+  static func start(
+    on privateBus: PrivateBus, stockHandles: Bool = false, advertisingNotYet: Int = 0, maxAdvertisements: Int = 4
+  ) async throws -> FakeBlueZ {
     let bus = try await privateBus.connect()
     let adapterPath = try ObjectPath("/org/bluez/hci0")
     let centralPath = try adapterPath.appending("dev_00_AA_01_01_00_01")
     try await bus.requestName(BlueZ.service)
     await bus.exportObjectManager(at: .root)
     let calls = MethodCallLog()
+    let advertisements = AdvertisementLog()
     func method(_ name: String, _ input: String) throws -> DBusMethod {
       try DBusMethod(name: name, input: input) { call in
         calls.append(name)
@@ -38,6 +43,16 @@ struct FakeBlueZ {
             message:
               "Method \"RegisterAdvertisement\" with signature \"oa{sv}\" on interface \"org.bluez.LEAdvertisingManager1\" doesn't exist"
           )
+        }
+        if name == "RegisterAdvertisement", let path = call.body.first?.objectPath {
+          guard advertisements.register(path, max: maxAdvertisements) else {
+            throw DBusError(name: "org.bluez.Error.NotPermitted", message: "Maximum advertisements reached")
+          }
+        }
+        if name == "UnregisterAdvertisement", let path = call.body.first?.objectPath {
+          guard advertisements.unregister(path) else {
+            throw DBusError(name: "org.bluez.Error.DoesNotExist", message: "Does Not Exist")
+          }
         }
         if name == "RegisterApplication", stockHandles, let sender = call.sender, let root = call.body.first?.objectPath
         {
@@ -77,7 +92,7 @@ struct FakeBlueZ {
           ])
       ])
     let adapter = try await BluetoothAdapter.find("hci0", on: bus)
-    return FakeBlueZ(bus: bus, adapter: adapter, calls: calls)
+    return FakeBlueZ(bus: bus, adapter: adapter, calls: calls, advertisements: advertisements)
   }
 
   /// Calls `AcquireNotify` on a characteristic as bluetoothd does when a

@@ -72,6 +72,9 @@ import Testing
     let kind = try run(["advertise", "emstat-pico", "--cell=capacitor"])
     #expect(kind.status == 64)
     #expect(kind.error.contains("--cell takes one of resistor, series-rc, randles, open, not 'capacitor'"))
+    let refresh = try run(["advertise", "blend-micro", "--advertising-refresh", "0.01"])
+    #expect(refresh.status == 64)
+    #expect(refresh.error.contains("--advertising-refresh must be 0 (never) or 0.05 to 86400 seconds, not 0.01"))
   }
 
   /// `advertise` takes each model's own settings, declared once by its binding.

@@ -1,0 +1,32 @@
+import DBus
+import Synchronization
+
+/// The advertisements a stand-in for bluetoothd has registered, and how many
+/// were registered after each `RegisterAdvertisement` and
+/// `UnregisterAdvertisement` that took effect, for tests to check.
+final class AdvertisementLog: Sendable {
+  private let state = Mutex<(registered: Set<ObjectPath>, counts: [Int])>(([], []))
+
+  /// The advertisements registered now.
+  var registered: Set<ObjectPath> { state.withLock { $0.registered } }
+  /// How many advertisements were registered after each change, in order.
+  var counts: [Int] { state.withLock { $0.counts } }
+
+  /// Registers `path`; false when `max` are registered already or it is registered.
+  func register(_ path: ObjectPath, max: Int) -> Bool {
+    state.withLock {
+      guard $0.registered.count < max, $0.registered.insert(path).inserted else { return false }
+      $0.counts.append($0.registered.count)
+      return true
+    }
+  }
+
+  /// Unregisters `path`; false when it is not registered.
+  func unregister(_ path: ObjectPath) -> Bool {
+    state.withLock {
+      guard $0.registered.remove(path) != nil else { return false }
+      $0.counts.append($0.registered.count)
+      return true
+    }
+  }
+}
