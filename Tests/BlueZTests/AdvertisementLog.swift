@@ -12,10 +12,10 @@ final class AdvertisementLog: Sendable {
   /// How many advertisements were registered after each change, in order.
   var counts: [Int] { state.withLock { $0.counts } }
 
-  /// Registers `path`; false when `max` are registered already or it is registered.
-  func register(_ path: ObjectPath, max: Int) -> Bool {
+  /// Registers `path`; false when it is registered already.
+  func register(_ path: ObjectPath) -> Bool {
     state.withLock {
-      guard $0.registered.count < max, $0.registered.insert(path).inserted else { return false }
+      guard $0.registered.insert(path).inserted else { return false }
       $0.counts.append($0.registered.count)
       return true
     }

@@ -22,11 +22,9 @@ struct FakeBlueZ {
   /// `advertisingNotYet`: the first that many `RegisterAdvertisement` calls
   /// fail with `UnknownMethod`, as on a bluetoothd that has just taken the
   /// name and not yet exported its advertising manager.
-  /// `maxAdvertisements`: more registered advertisements than this are
-  /// refused, as bluetoothd refuses more than the controller's instances.
-  static func start(
-    on privateBus: PrivateBus, stockHandles: Bool = false, advertisingNotYet: Int = 0, maxAdvertisements: Int = 4
-  ) async throws -> FakeBlueZ {
+  static func start(on privateBus: PrivateBus, stockHandles: Bool = false, advertisingNotYet: Int = 0) async throws
+    -> FakeBlueZ
+  {
     let bus = try await privateBus.connect()
     let adapterPath = try ObjectPath("/org/bluez/hci0")
     let centralPath = try adapterPath.appending("dev_00_AA_01_01_00_01")
@@ -45,8 +43,8 @@ struct FakeBlueZ {
           )
         }
         if name == "RegisterAdvertisement", let path = call.body.first?.objectPath {
-          guard advertisements.register(path, max: maxAdvertisements) else {
-            throw DBusError(name: "org.bluez.Error.NotPermitted", message: "Maximum advertisements reached")
+          guard advertisements.register(path) else {
+            throw DBusError(name: "org.bluez.Error.AlreadyExists", message: "Already Exists")
           }
         }
         if name == "UnregisterAdvertisement", let path = call.body.first?.objectPath {

@@ -36,15 +36,6 @@ struct PeripheralRestartTests {
   let privateBus: PrivateBus
   init() async throws { privateBus = try await PrivateBus() }
 
-  /// Polls `condition` every 20 ms for up to 10 s.
-  func eventually(_ condition: () async -> Bool) async throws -> Bool {
-    for _ in 0..<500 {
-      if await condition() { return true }
-      try await Task.sleep(for: .milliseconds(20))
-    }
-    return await condition()
-  }
-
   @Test func aDeviceRegistersAgainWithTheNextBluetoothd() async throws {
     let first = try await FakeBlueZ.start(on: privateBus)
     let bus = try await privateBus.connect()
