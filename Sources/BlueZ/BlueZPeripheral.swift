@@ -271,9 +271,9 @@ public actor BlueZPeripheral: PeripheralHost {
   /// Switches the advertisement off and on again. (Registering a copy
   /// before unregistering the old one, so that a connecting central never
   /// meets a device with no connectable advertising set, failed a CI
-  /// rehearsal: after a link the device itself ended, the kernel re-enables
-  /// the advertising instance that link came from, and that instance was
-  /// gone; docs/lab.md.)
+  /// rehearsal: after a link the device itself ended, centrals found it no
+  /// more, likely because the kernel re-enables the advertising instance
+  /// that link came from, and that instance was gone; docs/lab.md.)
   private func refreshAdvertisement() async throws {
     guard isRunning, wantsAdvertising, registered else { return }
     try await applyAdvertising(false, data: nil)
