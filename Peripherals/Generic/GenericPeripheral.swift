@@ -10,7 +10,8 @@ import GATT
 /// answers (notifications after their delays, or an ATT error), and a write
 /// no rule matches is accepted. Each write is reported as the firmware
 /// event `write` (`KEY HEX`), each value a replay could not send because no
-/// central was subscribed as `replay-skipped`.
+/// central was subscribed as `replay-skipped` (but for a replay tied to the
+/// link, once the link has gone).
 public actor GenericPeripheral: PeripheralModel {
   public nonisolated let profile: GATTProfile
   public nonisolated let advertisement: AdvertisementData
@@ -136,14 +137,17 @@ public actor GenericPeripheral: PeripheralModel {
           guard !Task.isCancelled else { return }
         }
         previous = entry.characteristic
-        await send(entry.value, on: entry.characteristic)
+        await send(entry.value, on: entry.characteristic, endsWithLink: replay.anchor != .hosting)
       }
       offset += replay.period
     } while replay.loops && !Task.isCancelled && !replay.entries.isEmpty
   }
 
   /// Notifies `value`, or indicates it when the characteristic only indicates.
-  private func send(_ value: [UInt8], on characteristic: CharacteristicAddress) async {
+  /// `endsWithLink`: the value belongs to a replay tied to the link, which
+  /// ends with it; one that finds no central connected any more is not
+  /// skipped (the device hears of the link's end a moment after its host).
+  private func send(_ value: [UInt8], on characteristic: CharacteristicAddress, endsWithLink: Bool = false) async {
     guard let host, let definition = profile.characteristic(at: characteristic) else { return }
     do {
       if definition.properties.contains(.notify) {
@@ -153,6 +157,7 @@ public actor GenericPeripheral: PeripheralModel {
       }
       sent += 1
     } catch {
+      if endsWithLink, await host.connectedCentrals.isEmpty { return }
       skipped += 1
       host.firmwareEvent("replay-skipped", detail: "\(key(characteristic)): \(error)")
     }
