@@ -13,8 +13,6 @@ struct FakeBlueZ {
   let adapter: BluetoothAdapter
   /// The manager methods called on the adapter, in order (`RegisterApplication`, …).
   let calls: MethodCallLog
-  /// The advertisements registered now, and how many there were after each change.
-  let advertisements: AdvertisementLog
 
   /// Takes the name `org.bluez` on `privateBus` and exports the adapter and the central.
   /// `stockHandles`: refuse an application that asks for a handle below
@@ -31,7 +29,6 @@ struct FakeBlueZ {
     try await bus.requestName(BlueZ.service)
     await bus.exportObjectManager(at: .root)
     let calls = MethodCallLog()
-    let advertisements = AdvertisementLog()
     func method(_ name: String, _ input: String) throws -> DBusMethod {
       try DBusMethod(name: name, input: input) { call in
         calls.append(name)
@@ -41,16 +38,6 @@ struct FakeBlueZ {
             message:
               "Method \"RegisterAdvertisement\" with signature \"oa{sv}\" on interface \"org.bluez.LEAdvertisingManager1\" doesn't exist"
           )
-        }
-        if name == "RegisterAdvertisement", let path = call.body.first?.objectPath {
-          guard advertisements.register(path) else {
-            throw DBusError(name: "org.bluez.Error.AlreadyExists", message: "Already Exists")
-          }
-        }
-        if name == "UnregisterAdvertisement", let path = call.body.first?.objectPath {
-          guard advertisements.unregister(path) else {
-            throw DBusError(name: "org.bluez.Error.DoesNotExist", message: "Does Not Exist")
-          }
         }
         if name == "RegisterApplication", stockHandles, let sender = call.sender, let root = call.body.first?.objectPath
         {
@@ -90,7 +77,7 @@ struct FakeBlueZ {
           ])
       ])
     let adapter = try await BluetoothAdapter.find("hci0", on: bus)
-    return FakeBlueZ(bus: bus, adapter: adapter, calls: calls, advertisements: advertisements)
+    return FakeBlueZ(bus: bus, adapter: adapter, calls: calls)
   }
 
   /// Calls `AcquireNotify` on a characteristic as bluetoothd does when a

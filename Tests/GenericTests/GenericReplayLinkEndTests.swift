@@ -36,10 +36,15 @@ struct GenericReplayLinkEndTests {
     while !(await done()), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
   }
 
-  @Test func aReplayTiedToTheLinkDoesNotSkipOnceTheLinkHasGone() async throws {
-    let device = GenericPeripheral(
+  /// A device replaying the two entries once, from `anchor`.
+  func device(from anchor: NotificationReplay.Anchor) -> GenericPeripheral {
+    GenericPeripheral(
       profile: GenericReplayOrderTests.profile, advertisement: AdvertisementData(localName: "Sensor"),
-      replays: [NotificationReplay(entries: Self.entries, anchor: .subscribed, loops: false)])
+      replays: [NotificationReplay(entries: Self.entries, anchor: anchor, loops: false)])
+  }
+
+  @Test func aReplayTiedToTheLinkDoesNotSkipOnceTheLinkHasGone() async throws {
+    let device = device(from: .subscribed)
     let host = LinkGoneHost()
     await device.start(host: host)
     await device.subscriptionChanged(
@@ -53,9 +58,7 @@ struct GenericReplayLinkEndTests {
   }
 
   @Test func aReplayFromHostingSkipsWhileNobodyIsConnected() async throws {
-    let device = GenericPeripheral(
-      profile: GenericReplayOrderTests.profile, advertisement: AdvertisementData(localName: "Sensor"),
-      replays: [NotificationReplay(entries: Self.entries, anchor: .hosting, loops: false)])
+    let device = device(from: .hosting)
     let host = LinkGoneHost()
     await device.start(host: host)
     try await waitUntil { await device.skipped == 2 }
