@@ -89,6 +89,7 @@ struct PeripheralAdvertisingRefreshTests {
   @Test func noRefreshUntilALinkTheDeviceEndedIsDown() async throws {
     let bluez = try await FakeBlueZ.start(on: privateBus, disconnectTime: .seconds(1))
     let bus = try await privateBus.connect()
+    // The interval is short, so a refresh would fall inside the link's last second if one could.
     let peripheral = try await BlueZPeripheral.host(
       try Beacon(), on: bluez.adapter, bus: bus, name: "beacon", advertisingRefresh: .milliseconds(50))
     let value = try ObjectPath("/org/doppel/hci0/beacon/service0000/char0000")
@@ -106,7 +107,31 @@ struct PeripheralAdvertisingRefreshTests {
     #expect(
       !calls[asked..<answered].contains { $0.hasSuffix("Advertisement") },
       "the advertisement changed while the link was still up: \(calls)")
-    #expect(calls[answered...].contains("RegisterAdvertisement"), "the refresh resumes once the link is down")
+    // Once it is down, a refresh comes at once.
+    #expect(calls[answered + 1] == "RegisterAdvertisement", "\(calls)")
+    await peripheral.stop()
+    await bus.close()
+    await bluez.bus.close()
+  }
+
+  /// When the last central's link ends, the advertisement is refreshed at
+  /// once, not at the next interval: the central scans for it again.
+  @Test func theLastLinkEndingRefreshesAtOnce() async throws {
+    let bluez = try await FakeBlueZ.start(on: privateBus)
+    let bus = try await privateBus.connect()
+    let peripheral = try await BlueZPeripheral.host(
+      try Beacon(), on: bluez.adapter, bus: bus, name: "beacon", advertisingRefresh: .seconds(3600))
+    let value = try ObjectPath("/org/doppel/hci0/beacon/service0000/char0000")
+    let centralPath = try bluez.adapter.devicePath(for: FakeBlueZ.centralAddress)
+    _ = try await DBusRemoteObject(connection: bluez.bus, destination: bus.uniqueName, path: value)
+      .call(BlueZ.gattCharacteristicInterface, "ReadValue", [.properties(["device": .objectPath(centralPath)])])
+    #expect(await peripheral.connectedCentrals == [CentralID(FakeBlueZ.centralAddress)])
+    #expect(bluez.calls.count("RegisterAdvertisement") == 1)
+
+    try await bluez.bus.updateProperties(at: centralPath, interface: BlueZ.deviceInterface, ["Connected": .boolean(false)])
+    #expect(try await eventually { bluez.calls.count("RegisterAdvertisement") == 2 })
+    #expect(await peripheral.connectedCentrals.isEmpty)
+    #expect(Self.registeredAfterEachCall(bluez.calls.withPaths).allSatisfy { $0.count <= 2 })
     await peripheral.stop()
     await bus.close()
     await bluez.bus.close()
