@@ -128,7 +128,8 @@ struct PeripheralAdvertisingRefreshTests {
     #expect(await peripheral.connectedCentrals == [CentralID(FakeBlueZ.centralAddress)])
     #expect(bluez.calls.count("RegisterAdvertisement") == 1)
 
-    try await bluez.bus.updateProperties(at: centralPath, interface: BlueZ.deviceInterface, ["Connected": .boolean(false)])
+    try await bluez.bus.updateProperties(
+      at: centralPath, interface: BlueZ.deviceInterface, ["Connected": .boolean(false)])
     #expect(try await eventually { bluez.calls.count("RegisterAdvertisement") == 2 })
     #expect(await peripheral.connectedCentrals.isEmpty)
     #expect(Self.registeredAfterEachCall(bluez.calls.withPaths).allSatisfy { $0.count <= 2 })
