@@ -3,6 +3,7 @@ import BlendMicroClient
 import GATT
 import Scenario
 import Signals
+import Synchronization
 
 /// The Blend Micro in scenarios: an ECG stream, and the Kardia-shaped client
 /// that reports samples, malformed notifications, the heart rate and fresh
@@ -95,11 +96,12 @@ public struct BlendMicroBinding: DeviceBinding {
   /// (sample n at n / rate, counted over every connection of the run), as
   /// BLE delivers notifications in bursts.
   private func receive(_ context: ClientContext, relay: KardiaRelayRun?) async {
-    var relayed = 0
     let timeout = device.client[Self.connectTimeout]
     let id = device.id
     let observer = context.observer
-    var analysis = ECGWindow(seconds: device.client[Self.window].seconds, sampleRate: sampleRate)
+    let samples = ECGReceiver(
+      window: ECGWindow(seconds: device.client[Self.window].seconds, sampleRate: sampleRate), relay: relay,
+      sampleRate: sampleRate)
     let session = ClientSession(device: id, context: context, reconnect: device.client[Self.reconnect])
     await session.run(
       connect: {
@@ -110,16 +112,12 @@ public struct BlendMicroBinding: DeviceBinding {
       serve: { client in
         // However the link ends, the app tells the server the board is gone.
         defer { relay?.bleDisconnected() }
-        for try await reading in try await client.readings() {
+        try await client.receiveReadings { reading in
           switch reading {
           case .sample(let sample):
             observer.sample(sample.amplitude, stream: "ecg", device: id)
-            if let relay {
-              relay.relay(
-                ECGSample(time: .seconds(Double(relayed) / sampleRate), amplitude: sample.amplitude, text: sample.text))
-              relayed += 1
-            }
-            if let result = analysis.add(sample.amplitude) {
+            let result = samples.take(sample)
+            if let result {
               if let rate = result.heartRate { observer.metric("heart-rate", rate, device: id) }
               if result.freshArrhythmia { observer.event("arrhythmia", device: id) }
             }
@@ -129,6 +127,36 @@ public struct BlendMicroBinding: DeviceBinding {
         }
       },
       close: { client in await client.disconnect() })
+  }
+}
+
+/// What the client does with each sample, on the link's own thread or task
+/// (every reading passes here): relays it to the analysis server, timed on
+/// the board's schedule (sample n at n / rate, counted over every connection
+/// of the run, as BLE delivers notifications in bursts), and adds it to the
+/// heart-rate window.
+final class ECGReceiver: Sendable {
+  private let state: Mutex<(relayed: Int, window: ECGWindow)>
+  private let relay: KardiaRelayRun?
+  private let sampleRate: Double
+
+  init(window: ECGWindow, relay: KardiaRelayRun?, sampleRate: Double) {
+    state = Mutex((0, window))
+    self.relay = relay
+    self.sampleRate = sampleRate
+  }
+
+  /// Takes a sample; once a second, the window's heart rate and whether a
+  /// new arrhythmia episode starts.
+  func take(_ sample: ECGSample) -> (heartRate: Double?, freshArrhythmia: Bool)? {
+    state.withLock { state in
+      if let relay {
+        relay.relay(
+          ECGSample(time: .seconds(Double(state.relayed) / sampleRate), amplitude: sample.amplitude, text: sample.text))
+        state.relayed += 1
+      }
+      return state.window.add(sample.amplitude)
+    }
   }
 }
 

@@ -9,7 +9,9 @@ import Synchronization
 /// not generic and under one lock: a loopback run passes millions of
 /// notifications through it, and the standard stream's generic storage cost
 /// more than the rest of a notification's trip. A consumer that is behind
-/// takes buffered values without suspending.
+/// takes buffered values without suspending; one that only needs a short,
+/// thread-safe step per value can take each as it is yielded, with no wake
+/// at all (`receiveEach(_:)`).
 public struct NotificationStream: AsyncSequence, Sendable {
   public typealias Element = [UInt8]
   public typealias Failure = any Error
@@ -62,6 +64,25 @@ public struct NotificationStream: AsyncSequence, Sendable {
 
   public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(consumer: consumer) }
 
+  /// Hands each value to `body`, in order: those buffered already at once,
+  /// then each as the producer yields it, on the producer's own thread or
+  /// task and before its `yield` returns (values are yielded one after
+  /// another, so calls never overlap). Returns when the stream ends, or
+  /// throws the error it ended with; cancelling the caller ends the stream.
+  /// Takes the place of iterating: a stream has one consumer.
+  ///
+  /// No task wakes per value, which is what a loopback run that delivers
+  /// millions of notifications spends most on; `body` must be short and
+  /// safe to call from any thread.
+  public func receiveEach(_ body: @escaping @Sendable ([UInt8]) -> Void) async throws {
+    // The consumer's side stays alive until the end: dropping it cancels.
+    defer { extendLifetime(consumer) }
+    try await consumer.storage.receiveEach(body)
+  }
+
+  /// Whether `receiveEach` takes each value as it is yielded now (for tests).
+  var takesEachValue: Bool { consumer.storage.takesEachValue }
+
   /// Holds the storage for the consumer's side; when the stream and its
   /// iterators are gone, the stream is cancelled.
   fileprivate final class Consumer: Sendable {
@@ -76,6 +97,10 @@ public struct NotificationStream: AsyncSequence, Sendable {
       /// Index of the first value in `buffer` not yet taken.
       var head = 0
       var waiter: UnsafeContinuation<[UInt8]?, any Error>?
+      /// The consumer that takes each value as it is yielded (`receiveEach`).
+      var sink: (@Sendable ([UInt8]) -> Void)?
+      /// `receiveEach`, waiting for the end.
+      var endWaiter: UnsafeContinuation<Void, any Error>?
       /// How the stream ended, once it has: no more values come.
       var termination: Termination?
       var ended: Bool { termination != nil }
@@ -110,6 +135,8 @@ public struct NotificationStream: AsyncSequence, Sendable {
 
     private let state = Mutex(State())
 
+    var takesEachValue: Bool { state.withLock { $0.sink != nil } }
+
     var onTermination: (@Sendable (Termination) -> Void)? {
       get { state.withLock { $0.onTermination } }
       set {
@@ -126,15 +153,18 @@ public struct NotificationStream: AsyncSequence, Sendable {
     }
 
     func yield(_ value: [UInt8]) {
-      let waiter = state.withLock { state -> UnsafeContinuation<[UInt8]?, any Error>? in
-        guard !state.ended else { return nil }
+      let (waiter, sink) = state.withLock {
+        state -> (UnsafeContinuation<[UInt8]?, any Error>?, (@Sendable ([UInt8]) -> Void)?) in
+        guard !state.ended else { return (nil, nil) }
+        if let sink = state.sink { return (nil, sink) }
         if let waiter = state.waiter {
           state.waiter = nil
-          return waiter
+          return (waiter, nil)
         }
         state.buffer.append(value)
-        return nil
+        return (nil, nil)
       }
+      sink?(value)
       waiter?.resume(returning: value)
     }
 
@@ -147,11 +177,12 @@ public struct NotificationStream: AsyncSequence, Sendable {
     }
 
     private func end(_ termination: Termination) {
-      let (waiter, handler, outcome) = state.withLock {
+      let (waiter, endWaiter, handler, outcome) = state.withLock {
         state -> (
-          UnsafeContinuation<[UInt8]?, any Error>?, (@Sendable (Termination) -> Void)?, Result<[UInt8]?, any Error>
+          UnsafeContinuation<[UInt8]?, any Error>?, UnsafeContinuation<Void, any Error>?,
+          (@Sendable (Termination) -> Void)?, Result<[UInt8]?, any Error>
         ) in
-        guard !state.ended else { return (nil, nil, .success(nil)) }
+        guard !state.ended else { return (nil, nil, nil, .success(nil)) }
         state.termination = termination
         if case .cancelled = termination {
           state.buffer = []
@@ -161,13 +192,64 @@ public struct NotificationStream: AsyncSequence, Sendable {
         }
         let handler = state.onTermination
         state.onTermination = nil
+        state.sink = nil
+        let endWaiter = state.endWaiter
+        state.endWaiter = nil
         // A waiting consumer has nothing buffered: it gets the end now.
-        guard let waiter = state.waiter else { return (nil, handler, .success(nil)) }
+        guard let waiter = state.waiter else {
+          let outcome: Result<[UInt8]?, any Error> = state.failure.map { .failure($0) } ?? .success(nil)
+          if endWaiter != nil { state.failure = nil }
+          return (nil, endWaiter, handler, outcome)
+        }
         state.waiter = nil
-        return (waiter, handler, state.ready() ?? .success(nil))
+        return (waiter, nil, handler, state.ready() ?? .success(nil))
       }
       waiter?.resume(with: outcome)
+      endWaiter?.resume(with: outcome.map { _ in () })
       handler?(termination)
+    }
+
+    /// `NotificationStream.receiveEach`: the buffered values first, then the
+    /// sink is installed in the same lock that finds the buffer empty, so
+    /// no value is passed over or handed on out of order.
+    nonisolated(nonsending) func receiveEach(_ body: @escaping @Sendable ([UInt8]) -> Void) async throws {
+      while true {
+        let (values, ended) = state.withLock { state -> ([[UInt8]], Bool) in
+          if state.head < state.buffer.count {
+            let values = Array(state.buffer[state.head...])
+            state.buffer.removeAll(keepingCapacity: true)
+            state.head = 0
+            return (values, false)
+          }
+          if !state.ended { state.sink = body }
+          return ([], state.ended)
+        }
+        for value in values { body(value) }
+        if ended {
+          let failure = state.withLock { state -> (any Error)? in
+            defer { state.failure = nil }
+            return state.failure
+          }
+          if let failure { throw failure }
+          return
+        }
+        if values.isEmpty { break }
+      }
+      try await withTaskCancellationHandler {
+        try await withUnsafeThrowingContinuation { (waiter: UnsafeContinuation<Void, any Error>) in
+          let ended = state.withLock { state -> Result<Void, any Error>? in
+            guard state.ended else {
+              state.endWaiter = waiter
+              return nil
+            }
+            defer { state.failure = nil }
+            return state.failure.map { .failure($0) } ?? .success(())
+          }
+          if let ended { waiter.resume(with: ended) }
+        }
+      } onCancel: {
+        cancel()
+      }
     }
 
     nonisolated(nonsending) func next() async throws -> [UInt8]? {

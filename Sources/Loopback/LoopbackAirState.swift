@@ -70,9 +70,13 @@ struct LoopbackAirState {
     var timeout: Task<Void, Never>?
   }
 
-  var peripherals: [Hosted] = []
+  var peripherals: [Hosted] = [] { didSet { epoch &+= 1 } }
   var centrals: [CentralID] = []
-  var links: [UInt64: Link] = [:]
+  var links: [UInt64: Link] = [:] { didSet { epoch &+= 1 } }
+  /// Moves on with every change to `peripherals` or `links`: what was
+  /// worked out from them under an epoch (`NotificationRoutes`) holds while
+  /// it stays the same.
+  private(set) var epoch: UInt64 = 0
   var scans: [Scan] = []
   var pendingConnections: [PendingConnection] = []
   private var lastSerial: UInt64 = 0

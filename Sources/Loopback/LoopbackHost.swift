@@ -9,6 +9,8 @@ struct LoopbackHost: PeripheralHost {
   let peripheral: PeripheralID
   /// Which hosting of `peripheral` this host belongs to.
   let generation: UInt64
+  /// Where this host's notifications went last, while the links stay as they were.
+  let routes = NotificationRoutes()
 
   var clock: any Clock<Duration> { air.clock }
 
@@ -57,7 +59,14 @@ struct LoopbackHost: PeripheralHost {
   )
     throws(GATTError)
   {
-    try air.state.withLock { state throws(GATTError) in
+    // The values go out after the air's lock is released: a consumer may
+    // take them on this very call (`NotificationStream.receiveEach`) and act on
+    // the air in turn.
+    let (first, others) = try air.state.withLock {
+      state throws(GATTError) -> (NotificationStream.Continuation?, [NotificationStream.Continuation]) in
+      if let route = routes.route(characteristic, kind, epoch: state.epoch), value.count <= route.smallestMTU - 3 {
+        return (route.first, route.others)
+      }
       guard let index = state.peripherals.firstIndex(where: { $0.id == peripheral }),
         state.peripherals[index].generation == generation
       else {
@@ -70,10 +79,12 @@ struct LoopbackHost: PeripheralHost {
       var first: UInt64?
       var others: [UInt64] = []
       var tooSmall: (serial: UInt64, mtu: Int, central: CentralID)?
+      var smallestMTU = Int.max
       for (serial, link) in state.links
       where link.isOpen && link.peripheral == peripheral && link.generation == generation
         && link.subscriptions.contains(characteristic)
       {
+        smallestMTU = min(smallestMTU, link.mtu)
         if value.count > link.mtu - 3, serial < tooSmall?.serial ?? .max {
           tooSmall = (serial, link.mtu, link.central)
         }
@@ -84,16 +95,26 @@ struct LoopbackHost: PeripheralHost {
         try NotificationRule.checkLength(
           value.count, mtu: tooSmall.mtu, central: tooSmall.central, definition, at: characteristic, sending: kind)
       }
-      func deliver(on serial: UInt64) {
+      // The listeners in link order; the first one without an array.
+      var one: NotificationStream.Continuation?
+      var more: [NotificationStream.Continuation] = []
+      func collect(_ serial: UInt64) {
         for listener in state.links[serial]!.listeners where listener.characteristic == characteristic {
-          listener.continuation.yield(value)
+          if one == nil { one = listener.continuation } else { more.append(listener.continuation) }
         }
       }
       if others.isEmpty {
-        deliver(on: first)
+        collect(first)
       } else {
-        for serial in ([first] + others).sorted() { deliver(on: serial) }
+        for serial in ([first] + others).sorted() { collect(serial) }
       }
+      routes.remember(
+        NotificationRoutes.Route(
+          characteristic: characteristic, kind: kind, smallestMTU: smallestMTU, first: one, others: more),
+        epoch: state.epoch)
+      return (one, more)
     }
+    first?.yield(value)
+    for continuation in others { continuation.yield(value) }
   }
 }

@@ -1,6 +1,7 @@
-import GATT
 import Synchronization
 import Testing
+
+@testable import GATT
 
 @Suite(.timeLimit(.minutes(1)))
 struct NotificationStreamTests {
@@ -98,5 +99,74 @@ struct NotificationStreamTests {
     continuation.onTermination = { terminations.record($0) }
     #expect(terminations.all == ["finished"])
     withExtendedLifetime(stream) {}
+  }
+
+  /// The values a `receiveEach` body was handed, and on which thread of calls.
+  final class Taken: Sendable {
+    private let values = Mutex<[Int]>([])
+    var all: [Int] { values.withLock { $0 } }
+    func take(_ value: [UInt8]) { values.withLock { $0.append(Int(value[0]) + 256 * Int(value[1])) } }
+  }
+
+  /// The buffered values first, then each yielded one before `yield`
+  /// returns (no wake in between), then the end.
+  @Test func receiveEachTakesBufferedValuesThenEachAsItIsYielded() async throws {
+    let (stream, continuation) = NotificationStream.makeStream()
+    let terminations = Terminations()
+    continuation.onTermination = { terminations.record($0) }
+    for n in 0..<300 { continuation.yield([UInt8(n % 256), UInt8(n / 256)]) }
+    let taken = Taken()
+    let consumer = Task { try await stream.receiveEach { taken.take($0) } }
+    while !stream.takesEachValue { await Task.yield() }
+    #expect(taken.all == Array(0..<300))
+    for n in 300..<400 {
+      continuation.yield([UInt8(n % 256), UInt8(n / 256)])
+      // Taken on this very call, not by a task woken later.
+      #expect(taken.all.last == n)
+    }
+    continuation.finish()
+    continuation.yield([0xFF, 0xFF])  // after the end: ignored
+    try await consumer.value
+    #expect(taken.all == Array(0..<400))
+    #expect(terminations.all == ["finished"])
+  }
+
+  @Test func receiveEachThrowsTheErrorTheStreamEndedWithAfterItsValues() async throws {
+    let (stream, continuation) = NotificationStream.makeStream()
+    continuation.yield([1, 0])
+    continuation.finish(throwing: LinkLost())
+    let taken = Taken()
+    await #expect(throws: LinkLost.self) { try await stream.receiveEach { taken.take($0) } }
+    #expect(taken.all == [1])
+
+    // Ending while the consumer waits: the same.
+    let (live, feed) = NotificationStream.makeStream()
+    let consumer = Task { try await live.receiveEach { taken.take($0) } }
+    feed.yield([2, 0])
+    while taken.all.count < 2 { await Task.yield() }
+    feed.finish(throwing: LinkLost())
+    await #expect(throws: LinkLost.self) { try await consumer.value }
+    #expect(taken.all == [1, 2])
+  }
+
+  @Test func cancellingReceiveEachEndsTheStreamAndTellsTheProducer() async throws {
+    let (stream, continuation) = NotificationStream.makeStream()
+    let terminations = Terminations()
+    let ended = Mutex(false)
+    continuation.onTermination = { termination in
+      terminations.record(termination)
+      ended.withLock { $0 = true }
+    }
+    let taken = Taken()
+    let consumer = Task { try await stream.receiveEach { taken.take($0) } }
+    continuation.yield([1, 0])
+    while !ended.withLock({ $0 }) {
+      consumer.cancel()
+      await Task.yield()
+    }
+    try await consumer.value
+    continuation.yield([2, 0])  // nobody listens: ignored
+    #expect(taken.all.count <= 1)
+    #expect(terminations.all == ["cancelled"])
   }
 }

@@ -1,5 +1,6 @@
 import GATT
 import Loopback
+import Synchronization
 import Testing
 
 @Suite(.timeLimit(.minutes(1)))
@@ -246,6 +247,32 @@ struct LoopbackAirTests {
     #expect(smallSizes == [1, 2, 3])
     #expect(largeSizes == [1, 2, 3])
     #expect(await model.hostView().connected.isEmpty)
+  }
+
+  /// A consumer that takes each value on the notifying call may end its
+  /// subscription right there (here by cancelling its own task): the air
+  /// hands values out only after releasing its lock, which ending the
+  /// subscription takes again.
+  @Test func aConsumerMayEndItsSubscriptionFromTheNotifyingCall() async throws {
+    let (model, connection, _) = try await connectedCounter()
+    let values = try await connection.notifications(of: CounterPeripheral.counter)
+    let received = Mutex<[UInt32]>([])
+    let consumer = Mutex<Task<Void, any Error>?>(nil)
+    let task = Task {
+      try await values.receiveEach { packet in
+        let count = received.withLock { received in
+          received.append(Self.count(packet))
+          return received.count
+        }
+        if count == 10 { consumer.withLock { $0?.cancel() } }
+      }
+    }
+    consumer.withLock { $0 = task }
+    await VirtualClockTests.waitForSleepers(1, on: clock)
+    await clock.advance(by: .seconds(1))
+    try await task.value
+    #expect(received.withLock { $0 } == Array(0..<10))
+    #expect(await model.log.contains("unsubscribed \(CounterPeripheral.counter.characteristic)"))
   }
 
   @Test func aNotificationWithoutSubscribersIsRefused() async throws {

@@ -1,0 +1,42 @@
+import GATT
+
+/// Where a hosted peripheral's notifications go, remembered per
+/// characteristic while the air's peripherals and links stay as they were
+/// (the same `LoopbackAirState.epoch`): working it out means walking every
+/// link and the profile, and a loopback run sends millions of
+/// notifications between two changes of links.
+///
+/// Used only under the air's lock.
+final class NotificationRoutes: @unchecked Sendable {
+  /// The listeners of one characteristic's notifications or indications.
+  struct Route {
+    let characteristic: CharacteristicAddress
+    let kind: CharacteristicProperties
+    /// The smallest ATT_MTU of the subscribed links: a longer value must be
+    /// checked against each, the slow way.
+    let smallestMTU: Int
+    /// The listeners in link order, the first without an array.
+    let first: NotificationStream.Continuation?
+    let others: [NotificationStream.Continuation]
+  }
+
+  private var epoch: UInt64 = 0
+  private var routes: [Route] = []
+
+  /// The route remembered for `characteristic` and `kind`, if the links
+  /// have not changed since (`epoch`).
+  func route(_ characteristic: CharacteristicAddress, _ kind: CharacteristicProperties, epoch: UInt64) -> Route? {
+    guard epoch == self.epoch else { return nil }
+    return routes.first { $0.characteristic == characteristic && $0.kind == kind }
+  }
+
+  /// Remembers `route`, found under `epoch`; routes of an earlier epoch are forgotten.
+  func remember(_ route: Route, epoch: UInt64) {
+    if epoch != self.epoch {
+      self.epoch = epoch
+      routes.removeAll(keepingCapacity: true)
+    }
+    routes.removeAll { $0.characteristic == route.characteristic && $0.kind == route.kind }
+    routes.append(route)
+  }
+}
