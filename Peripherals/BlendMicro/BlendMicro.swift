@@ -96,10 +96,10 @@ public actor BlendMicro: PeripheralModel {
   @concurrent
   private static func stream<C: Clock<Duration>>(_ samples: ECGStream, to host: any PeripheralHost, clock: C) async {
     let period = Duration.seconds(1 / samples.ecg.sampleRate)
-    let start = clock.now
-    var sent = 0
+    // Sample n at start + n × period: added up exactly (a duration is whole
+    // attoseconds), without a 128-bit product per sample.
+    var deadline = clock.now
     while !Task.isCancelled {
-      let deadline = start.advanced(by: period * sent)
       do { try await clock.sleep(until: deadline, tolerance: nil) } catch { return }
       guard let (index, value) = samples.next() else { return }
       do {
@@ -109,7 +109,7 @@ public actor BlendMicro: PeripheralModel {
         // Nobody listens any more: the stream ends; any other failure loses this sample.
         if error.code == .noSubscribers || error.code == .notConnected { return }
       }
-      sent += 1
+      deadline = deadline.advanced(by: period)
     }
   }
 }

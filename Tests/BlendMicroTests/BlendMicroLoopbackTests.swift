@@ -84,6 +84,36 @@ struct BlendMicroLoopbackTests {
         == .malformed(bytes: Array(" \r\n\t\0".utf8), time: .zero))
   }
 
+  /// The decoder reads plain decimals itself (no string per sample); it
+  /// must give exactly what `Double(_:)` gives, and leave the rest to it.
+  @Test func aDecimalReadsAsDoubleReadsIt() {
+    var generator = SystemRandomNumberGenerator()
+    var texts = [
+      "0", "-0", "+1", ".5", "5.", "-.25", "123456789012345", "1234567890123456", "0.000000000000001",
+      "99999999999999.9", "1e3", "-1.5E-2", "inf", "nan", "0x1p3", "1.2.3", "--1", "-", ".", "+", "12a",
+    ]
+    for _ in 0..<20_000 {
+      let digits = Int.random(in: 1...17, using: &generator)
+      var text = (0..<digits).map { _ in String(Int.random(in: 0...9, using: &generator)) }.joined()
+      if Bool.random(using: &generator) {
+        text.insert(".", at: text.index(text.startIndex, offsetBy: Int.random(in: 0...digits, using: &generator)))
+      }
+      if Bool.random(using: &generator) { text = "-" + text }
+      texts.append(text)
+      texts.append(SyntheticECG.text(Double.random(in: -5...5, using: &generator)))
+    }
+    for text in texts {
+      let expected = Double(text).flatMap { $0.isFinite ? $0 : nil }
+      let decoded = BlendMicroClient.decode(Array(text.utf8), at: .zero)
+      if let expected {
+        #expect(decoded == .sample(ECGSample(time: .zero, amplitude: expected, text: text)), "\(text)")
+        if case .sample(let sample) = decoded { #expect(sample.amplitude.sign == expected.sign, "\(text)") }
+      } else {
+        #expect(decoded == .malformed(bytes: Array(text.utf8), time: .zero), "\(text)")
+      }
+    }
+  }
+
   @Test func whiteSpaceAroundTheNumberIsIgnored() {
     for text in ["0.5\n", " 0.5", "\t0.5\r", "0.5\0\0", "\r\n0.5\r\n"] {
       #expect(

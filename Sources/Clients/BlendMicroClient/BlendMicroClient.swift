@@ -84,7 +84,7 @@ public actor BlendMicroClient {
     guard let connection else { throw GATTError(.notConnected, "connect to a Blend Micro first") }
     let values = try await connection.notifications(of: Self.uartTX)
     let elapsed = Stopwatch(clock)
-    try await values.forEach { bytes in body(Self.decode(bytes, at: elapsed())) }
+    try await values.receiveEach { bytes in body(Self.decode(bytes, at: elapsed())) }
   }
 
   /// One notification: UTF-8 text of a decimal number, surrounding white
@@ -94,12 +94,47 @@ public actor BlendMicroClient {
     let isPadding = { (byte: UInt8) in byte == 0x20 || byte == 0x0D || byte == 0x0A || byte == 0x09 || byte == 0 }
     let start = bytes.firstIndex { !isPadding($0) } ?? bytes.endIndex
     let end = bytes.lastIndex { !isPadding($0) }.map { $0 + 1 } ?? start
-    let text = String(decoding: bytes[start..<max(start, end)], as: UTF8.self)
+    let number = bytes[start..<max(start, end)]
     // Invalid UTF-8 decodes to U+FFFD, which no number contains.
-    guard let value = Double(text), value.isFinite else {
+    guard let value = shortDecimal(number) ?? Double(String(decoding: number, as: UTF8.self)), value.isFinite else {
       return .malformed(bytes: bytes, time: time)
     }
     return .sample(ECGSample(time: time, amplitude: value, text: String(decoding: bytes, as: UTF8.self)))
+  }
+
+  /// The value of a plain decimal such as `-0.2332` (a sign, digits, at
+  /// most one point, at most 15 digits in all), without making a string:
+  /// the digits as an integer and a power of ten are both exact as doubles,
+  /// so one division gives the correctly rounded value, as `Double(_:)` does.
+  /// `nil` for anything else (exponents, more digits), which `Double(_:)` reads.
+  static func shortDecimal(_ text: ArraySlice<UInt8>) -> Double? {
+    var index = text.startIndex
+    let negative = index < text.endIndex && text[index] == UInt8(ascii: "-")
+    if negative || (index < text.endIndex && text[index] == UInt8(ascii: "+")) { index += 1 }
+    var digits: Int64 = 0
+    var count = 0
+    var decimals: Int?
+    while index < text.endIndex {
+      let byte = text[index]
+      if byte == UInt8(ascii: "."), decimals == nil {
+        decimals = 0
+      } else if byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
+        count += 1
+        guard count <= 15 else { return nil }
+        digits = digits * 10 + Int64(byte - UInt8(ascii: "0"))
+        decimals = decimals.map { $0 + 1 }
+      } else {
+        return nil
+      }
+      index += 1
+    }
+    guard count > 0 else { return nil }
+    let magnitude = Double(digits) / powersOfTen[decimals ?? 0]
+    return negative ? -magnitude : magnitude
+  }
+
+  private static let powersOfTen: [Double] = (0...15).map { exponent in
+    (0..<exponent).reduce(1.0) { power, _ in power * 10 }
   }
 
   /// Writes a command to UART RX (at most 20 bytes, without response, as the board takes it).
