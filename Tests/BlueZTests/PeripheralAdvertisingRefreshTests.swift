@@ -84,12 +84,13 @@ struct PeripheralAdvertisingRefreshTests {
 
   /// While a link the device ended is still up (bluetoothd answers
   /// `Device1.Disconnect` only once the kernel has taken it down), the
-  /// advertisement stays as it is: the kernel switches on again the
-  /// advertisement that link came from when it goes down.
-  @Test func noRefreshUntilALinkTheDeviceEndedIsDown() async throws {
+  /// advertisement is switched off and on under its own path, at once and
+  /// at each refresh, never replaced by a copy: the kernel switches on again
+  /// the advertisement that link came from when it goes down.
+  @Test func aLinkTheDeviceEndsKeepsItsAdvertisement() async throws {
     let bluez = try await FakeBlueZ.start(on: privateBus, disconnectTime: .seconds(1))
     let bus = try await privateBus.connect()
-    // The interval is short, so a refresh would fall inside the link's last second if one could.
+    // The interval is short, so refreshes fall inside the link's last second.
     let peripheral = try await BlueZPeripheral.host(
       try Beacon(), on: bluez.adapter, bus: bus, name: "beacon", advertisingRefresh: .milliseconds(50))
     let value = try ObjectPath("/org/doppel/hci0/beacon/service0000/char0000")
@@ -98,41 +99,25 @@ struct PeripheralAdvertisingRefreshTests {
       .call(BlueZ.gattCharacteristicInterface, "ReadValue", [.properties(["device": .objectPath(centralPath)])])
     let central = CentralID(FakeBlueZ.centralAddress)
     #expect(await peripheral.connectedCentrals == [central])
+    let before = bluez.calls.withPaths.count
 
+    let original = bluez.calls.withPaths.first { $0.name == "RegisterAdvertisement" }?.path
     await peripheral.disconnect(central)
-    #expect(try await eventually { bluez.calls.count("RegisterAdvertisement") >= 3 })
-    let calls = bluez.calls.all
-    let asked = try #require(calls.firstIndex(of: "Disconnect"))
-    let answered = try #require(calls.firstIndex(of: "Disconnected"))
     #expect(
-      !calls[asked..<answered].contains { $0.hasSuffix("Advertisement") },
-      "the advertisement changed while the link was still up: \(calls)")
-    // Once it is down, a refresh comes at once.
-    #expect(calls[answered + 1] == "RegisterAdvertisement", "\(calls)")
-    await peripheral.stop()
-    await bus.close()
-    await bluez.bus.close()
-  }
-
-  /// When the last central's link ends, the advertisement is refreshed at
-  /// once, not at the next interval: the central scans for it again.
-  @Test func theLastLinkEndingRefreshesAtOnce() async throws {
-    let bluez = try await FakeBlueZ.start(on: privateBus)
-    let bus = try await privateBus.connect()
-    let peripheral = try await BlueZPeripheral.host(
-      try Beacon(), on: bluez.adapter, bus: bus, name: "beacon", advertisingRefresh: .seconds(3600))
-    let value = try ObjectPath("/org/doppel/hci0/beacon/service0000/char0000")
-    let centralPath = try bluez.adapter.devicePath(for: FakeBlueZ.centralAddress)
-    _ = try await DBusRemoteObject(connection: bluez.bus, destination: bus.uniqueName, path: value)
-      .call(BlueZ.gattCharacteristicInterface, "ReadValue", [.properties(["device": .objectPath(centralPath)])])
-    #expect(await peripheral.connectedCentrals == [CentralID(FakeBlueZ.centralAddress)])
-    #expect(bluez.calls.count("RegisterAdvertisement") == 1)
-
-    try await bluez.bus.updateProperties(
-      at: centralPath, interface: BlueZ.deviceInterface, ["Connected": .boolean(false)])
-    #expect(try await eventually { bluez.calls.count("RegisterAdvertisement") == 2 })
-    #expect(await peripheral.connectedCentrals.isEmpty)
-    #expect(Self.registeredAfterEachCall(bluez.calls.withPaths).allSatisfy { $0.count <= 2 })
+      try await eventually {
+        bluez.calls.withPaths.contains { $0.name == "RegisterAdvertisement" && $0.path != original }
+      })
+    let calls = Array(bluez.calls.withPaths[before...])
+    let asked = try #require(calls.firstIndex { $0.name == "Disconnect" })
+    let answered = try #require(calls.firstIndex { $0.name == "Disconnected" })
+    // Off and on at once, before bluetoothd is asked to end the link.
+    #expect(
+      Array(calls[..<asked].prefix(2).map(\.name)) == ["UnregisterAdvertisement", "RegisterAdvertisement"], "\(calls)")
+    let whileUp = calls[..<answered].filter { $0.name.hasSuffix("Advertisement") }
+    #expect(whileUp.count >= 4, "the periodic refresh goes on, off and on: \(calls)")
+    #expect(whileUp.allSatisfy { $0.path == original }, "a copy replaced it while the link was up: \(calls)")
+    // Once it is down, refreshes are copies again.
+    #expect(calls[answered...].contains { $0.name == "RegisterAdvertisement" && $0.path != original }, "\(calls)")
     await peripheral.stop()
     await bus.close()
     await bluez.bus.close()
