@@ -47,17 +47,16 @@ public actor BlueZPeripheral: PeripheralHost {
   /// The advertisement changes in progress, one after another.
   private var advertisingChange: Task<Void, any Error>?
   private var readvertiser: Task<Void, Never>?
-  /// While no central is connected, the advertisement is registered anew
-  /// this often. BlueZ's emulated controllers (btvirt) deliver an
+  /// While no central is connected, the advertisement is switched off and on
+  /// again this often. BlueZ's emulated controllers (btvirt) deliver an
   /// advertisement to a scanner only when advertising or scanning is switched
-  /// on, and the kernel can drop that one report (docs/lab.md). The fresh
-  /// copy goes on the air before the old one comes off
-  /// (`refreshAdvertisement()`); a real radio repeats advertisements anyway,
-  /// so this costs a real peripheral nothing.
+  /// on, and the kernel can drop that one report (docs/lab.md); a real radio
+  /// repeats advertisements anyway, so this costs a real peripheral nothing
+  /// but a gap of a few milliseconds every few seconds.
   /// `host(…, advertisingRefresh:)` sets another interval, or none.
   public static let readvertiseInterval: Duration = .seconds(3)
-  /// How often the advertisement is registered anew while no central is
-  /// connected (`nil`: never).
+  /// How often the advertisement is switched off and on while no central
+  /// is connected (`nil`: never).
   private let advertisingRefresh: Duration?
   private let events: AsyncStream<Event>.Continuation
   private var eventTask: Task<Void, Never>?
@@ -84,8 +83,7 @@ public actor BlueZPeripheral: PeripheralHost {
   private var subscribed: [CharacteristicAddress: [CentralID]] = [:]
   /// Centrals this device disconnected whose link bluetoothd has not taken
   /// down yet (it waits 2 s after Device1.Disconnect, its DISCONNECT_TIMER):
-  /// not taken for connected again meanwhile, and no advertising refresh
-  /// until they are gone. Bounded by the call's timeout (libdbus's 25 s).
+  /// not taken for connected again meanwhile.
   private var dropped: Set<CentralID> = []
   private var confirmations: [CharacteristicAddress: [CheckedContinuation<Void, Never>]] = [:]
   /// Whether ``notificationsTaken()`` last gave up waiting for bluetoothd
@@ -102,8 +100,8 @@ public actor BlueZPeripheral: PeripheralHost {
   /// Exports `model` on `adapter` under `/org/doppel/<adapter>/<name>` and
   /// starts advertising. `name` must be unique per adapter and bus connection.
   /// `notificationSockets: false` sends every notification as a D-Bus signal.
-  /// `advertisingRefresh` is how often the advertisement is registered anew
-  /// while no central is connected (``readvertiseInterval``; `nil`: never).
+  /// `advertisingRefresh` is how often the advertisement is switched off and
+  /// on while no central is connected (``readvertiseInterval``; `nil`: never).
   public static func host(
     _ model: any PeripheralModel, on adapter: BluetoothAdapter, bus: DBusConnection, name: String,
     notificationSockets: Bool = true, advertisingRefresh: Duration? = readvertiseInterval
@@ -251,8 +249,8 @@ public actor BlueZPeripheral: PeripheralHost {
     try await change.value
   }
 
-  /// Registers the advertisement anew every `advertisingRefresh` while no
-  /// central is connected, and while one is, checks that it still is.
+  /// Switches the advertisement off and on every `advertisingRefresh` while
+  /// no central is connected, and while one is, checks that it still is.
   private func readvertiseWhileIdle() async {
     while !Task.isCancelled {
       try? await Task.sleep(for: advertisingRefresh ?? Self.readvertiseInterval)
@@ -270,58 +268,14 @@ public actor BlueZPeripheral: PeripheralHost {
     }
   }
 
-  /// Registers a copy of the advertisement, then unregisters the one it
-  /// replaces: make before break. btvirt leaves a central's LE connection
-  /// pending for good when, at that instant, the peripheral has no
-  /// connectable advertising set (its Extended Create Connection neither
-  /// completes nor can be cancelled), so switching the advertisement off and
-  /// on wedged a connecting central about once in a thousand connects.
-  ///
-  /// While a link this device ended is still up in the kernel (`dropped`)
-  /// it is switched off and on instead, as when bluetoothd has no room for a
-  /// second advertisement: a copy registered then made centrals never find
-  /// the device again in a CI rehearsal, likely because the kernel switches
-  /// on again the advertising set the link came from when it goes down, and
-  /// the copy had replaced that set; switched off and on, it keeps its
-  /// number (docs/lab.md).
+  /// Switches the advertisement off and on again. (Registering a copy
+  /// before unregistering the old one, so that a connecting central never
+  /// meets a device with no connectable advertising set, failed a CI
+  /// rehearsal: after a link the device itself ended, centrals found it no
+  /// more, likely because the kernel re-enables the advertising instance
+  /// that link came from, and that instance was gone; docs/lab.md.)
   private func refreshAdvertisement() async throws {
     guard isRunning, wantsAdvertising, registered else { return }
-    guard isAdvertising else { return try await applyAdvertising(true, data: nil) }
-    guard dropped.isEmpty else { return try await switchAdvertisingOffAndOn() }
-    let manager = try DBusRemoteObject(connection: bus, destination: BlueZ.service, path: adapter.path)
-    let old = advertisement
-    advertisementGeneration += 1
-    let fresh = LEAdvertisementObject(
-      path: try objects.root.appending("advertisement\(advertisementGeneration)"), data: old.data)
-    try await fresh.export(on: bus) { [weak self] call in
-      guard self?.fromBlueZ(call, "Release") == true else { throw Self.accessDenied("Release") }
-      return []
-    }
-    do {
-      _ = try await manager.call(
-        BlueZ.advertisingManagerInterface, "RegisterAdvertisement", [.objectPath(fresh.path), .properties([:])])
-    } catch {
-      try? await bus.unexport(fresh.path)
-      Logger.bluez.debug(
-        "no room for a second advertisement; switching it off and on",
-        metadata: ["device": "\(model.advertisement.localName ?? "?")", "error": "\(error)"])
-      return try await switchAdvertisingOffAndOn()
-    }
-    advertisement = fresh
-    do {
-      _ = try await manager.call(
-        BlueZ.advertisingManagerInterface, "UnregisterAdvertisement", [.objectPath(old.path)])
-    } catch {
-      Logger.bluez.debug(
-        "unregistering the replaced advertisement failed",
-        metadata: ["device": "\(model.advertisement.localName ?? "?")", "error": "\(error)"])
-    }
-    try? await bus.unexport(old.path)
-  }
-
-  /// Unregisters the advertisement and registers it again, under the same
-  /// object path: bluetoothd gives it the same advertising instance.
-  private func switchAdvertisingOffAndOn() async throws {
     try await applyAdvertising(false, data: nil)
     try await applyAdvertising(true, data: nil)
   }
@@ -943,19 +897,6 @@ public actor BlueZPeripheral: PeripheralHost {
     centralDisconnected(central, reason: .local)
     dropped.insert(central)
     let device = try? DBusRemoteObject(connection: bus, destination: BlueZ.service, path: path)
-    if connected.isEmpty, advertisingRefresh != nil {
-      // Switched off and on while the link is still up, the central that
-      // lost the device finds it again at once when the link goes down (in
-      // the lab: 0.1–0.3 s, against 1.8 s when the periodic refresh came
-      // later; docs/lab.md).
-      do {
-        try await serialized { try await self.refreshAdvertisement() }
-      } catch {
-        Logger.bluez.debug(
-          "advertising again as a link ends failed",
-          metadata: ["device": "\(model.advertisement.localName ?? "?")", "error": "\(error)"])
-      }
-    }
     _ = try? await device?.call(BlueZ.deviceInterface, "Disconnect")
     // bluetoothd answers once the link is down (or not at all: then it never was).
     dropped.remove(central)

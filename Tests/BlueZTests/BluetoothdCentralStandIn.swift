@@ -44,7 +44,11 @@ struct BluetoothdCentralStandIn {
 
   /// Starts the stand-in; `peripheralKnown: false` exports the peripheral
   /// only once `StartDiscovery` is called, not connected, with an RSSI.
-  static func start(on privateBus: PrivateBus, peripheralKnown: Bool = true) async throws -> BluetoothdCentralStandIn {
+  /// `connectTime`: `Device1.Connect` is answered after this long, as
+  /// bluetoothd answers once the link is up (or its own limit has passed).
+  static func start(on privateBus: PrivateBus, peripheralKnown: Bool = true, connectTime: Duration = .zero)
+    async throws -> BluetoothdCentralStandIn
+  {
     let bus = try await privateBus.connect()
     try await bus.requestName(BlueZ.service)
     await bus.exportObjectManager(at: .root)
@@ -58,7 +62,8 @@ struct BluetoothdCentralStandIn {
     let calls = MethodCallLog()
     let exportPeripheral = { @Sendable () async throws in
       try await Self.exportPeripheral(
-        at: devicePath, connected: peripheralKnown, notifying: central, calls: calls, on: bus)
+        at: devicePath, connected: peripheralKnown, connectTime: connectTime, notifying: central, calls: calls,
+        on: bus)
     }
     try await bus.export(
       adapterPath,
@@ -93,8 +98,8 @@ struct BluetoothdCentralStandIn {
   /// Exports the peripheral at `path` with its service and characteristic
   /// (which hands out `notifying` on `AcquireNotify`).
   private static func exportPeripheral(
-    at devicePath: ObjectPath, connected: Bool, notifying central: Int32, calls: MethodCallLog,
-    on bus: DBusConnection
+    at devicePath: ObjectPath, connected: Bool, connectTime: Duration, notifying central: Int32,
+    calls: MethodCallLog, on bus: DBusConnection
   ) async throws {
     let servicePath = try devicePath.appending("service0001")
     try await bus.export(
@@ -105,6 +110,7 @@ struct BluetoothdCentralStandIn {
           methods: [
             try DBusMethod(name: "Connect") { _ in
               calls.append("Connect")
+              if connectTime > .zero { try await Task.sleep(for: connectTime) }
               return []
             },
             try DBusMethod(name: "Disconnect") { _ in

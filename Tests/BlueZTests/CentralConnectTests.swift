@@ -43,4 +43,27 @@ struct CentralConnectTests {
     #expect(standIn.calls.count("StartDiscovery") == 1)
     #expect(standIn.calls.count("StopDiscovery") == 1)
   }
+
+  /// A connect that gives up (its limit passed, or its task was cancelled
+  /// at the end of a run) calls the attempt off: bluetoothd would go on
+  /// with it and link the next device that advertises from that address
+  /// (seen in the lab between two scenarios on the same adapters).
+  @Test func aConnectThatGivesUpIsCalledOff() async throws {
+    let privateBus = try await PrivateBus()
+    let standIn = try await BluetoothdCentralStandIn.start(on: privateBus, connectTime: .seconds(10))
+    defer { standIn.close() }
+    let central = BlueZCentral(adapter: standIn.adapter, bus: try await privateBus.connect())
+    let peripheral = PeripheralID(BluetoothdCentralStandIn.peripheralAddress)
+    await #expect(throws: GATTError.self) { _ = try await central.connect(peripheral, timeout: .milliseconds(300)) }
+    #expect(standIn.calls.all.filter { ["Connect", "Disconnect"].contains($0) } == ["Connect", "Disconnect"])
+
+    let cancelled = Task { _ = try await central.connect(peripheral, timeout: .seconds(30)) }
+    for _ in 0..<100 where standIn.calls.count("Connect") < 2 { try await Task.sleep(for: .milliseconds(20)) }
+    cancelled.cancel()
+    _ = await cancelled.result
+    #expect(
+      standIn.calls.all.filter { ["Connect", "Disconnect"].contains($0) } == [
+        "Connect", "Disconnect", "Connect", "Disconnect",
+      ])
+  }
 }

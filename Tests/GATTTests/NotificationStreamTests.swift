@@ -56,21 +56,23 @@ struct NotificationStreamTests {
     #expect(try await iterator.next() == nil)
   }
 
-  @Test func cancellingAWaitingConsumerEndsTheStreamAndTellsTheProducer() async throws {
+  /// A stream whose termination is recorded.
+  static func watchedStream() -> (NotificationStream, NotificationStream.Continuation, Terminations) {
     let (stream, continuation) = NotificationStream.makeStream()
     let terminations = Terminations()
-    let ended = Mutex(false)
-    continuation.onTermination = { termination in
-      terminations.record(termination)
-      ended.withLock { $0 = true }
-    }
+    continuation.onTermination = { terminations.record($0) }
+    return (stream, continuation, terminations)
+  }
+
+  @Test func cancellingAWaitingConsumerEndsTheStreamAndTellsTheProducer() async throws {
+    let (stream, continuation, terminations) = Self.watchedStream()
     let reader = Task {
       var count = 0
       for try await _ in stream { count += 1 }
       return count
     }
     continuation.yield([1])
-    while !ended.withLock({ $0 }) {
+    while terminations.all.isEmpty {
       reader.cancel()
       await Task.yield()
     }
@@ -150,17 +152,11 @@ struct NotificationStreamTests {
   }
 
   @Test func cancellingReceiveEachEndsTheStreamAndTellsTheProducer() async throws {
-    let (stream, continuation) = NotificationStream.makeStream()
-    let terminations = Terminations()
-    let ended = Mutex(false)
-    continuation.onTermination = { termination in
-      terminations.record(termination)
-      ended.withLock { $0 = true }
-    }
+    let (stream, continuation, terminations) = Self.watchedStream()
     let taken = Taken()
     let consumer = Task { try await stream.receiveEach { taken.take($0) } }
     continuation.yield([1, 0])
-    while !ended.withLock({ $0 }) {
+    while terminations.all.isEmpty {
       consumer.cancel()
       await Task.yield()
     }
