@@ -116,8 +116,7 @@ public struct BlendMicroBinding: DeviceBinding {
           switch reading {
           case .sample(let sample):
             observer.sample(sample.amplitude, stream: "ecg", device: id)
-            let result = samples.take(sample)
-            if let result {
+            if let result = samples.take(sample) {
               if let rate = result.heartRate { observer.metric("heart-rate", rate, device: id) }
               if result.freshArrhythmia { observer.event("arrhythmia", device: id) }
             }

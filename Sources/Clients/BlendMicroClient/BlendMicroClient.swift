@@ -133,9 +133,9 @@ public actor BlendMicroClient {
     return negative ? -magnitude : magnitude
   }
 
-  private static let powersOfTen: [Double] = (0...15).map { exponent in
-    (0..<exponent).reduce(1.0) { power, _ in power * 10 }
-  }
+  private static let powersOfTen: [Double] = [
+    1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+  ]
 
   /// Writes a command to UART RX (at most 20 bytes, without response, as the board takes it).
   public func send(_ bytes: [UInt8]) async throws {
