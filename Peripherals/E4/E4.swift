@@ -180,7 +180,10 @@ public actor E4: PeripheralModel {
     if battery.level <= 0 {
       await powerOff()
     } else {
-      isPoweredOn = true
+      if !isPoweredOn {
+        isPoweredOn = true
+        await host?.setAdvertisingEnabled(true)
+      }
       await notifyBatteryIfChanged()
     }
   }
@@ -198,8 +201,9 @@ public actor E4: PeripheralModel {
   }
 
   /// Switches the device off: streaming stops, a power-off event goes to
-  /// Control, and every central is disconnected. Connections are refused
-  /// until `setBattery(_:)` gives it charge again.
+  /// Control, advertising stops and every central is disconnected.
+  /// Connections are refused until `setBattery(_:)` gives it charge again,
+  /// which starts advertising again.
   public func powerOff() async {
     guard isPoweredOn else { return }
     settleBattery()
@@ -207,6 +211,8 @@ public actor E4: PeripheralModel {
     isPoweredOn = false
     endSession()
     if let host {
+      // Off the air before the links go, so no central finds it in between.
+      await host.setAdvertisingEnabled(false)
       for central in connected { await host.disconnect(central) }
     }
   }
@@ -256,6 +262,8 @@ public actor E4: PeripheralModel {
     self.timeline = timeline
     clockSetAt = .zero
     battery.since = .zero
+    // An empty wristband does not advertise.
+    if !isPoweredOn { await host.setAdvertisingEnabled(false) }
   }
 
   public func stop() async {

@@ -176,24 +176,30 @@ public actor MuseHeadband: PeripheralModel {
   /// Starts or stops a burst of muscle activity (a clenched jaw).
   public func setMuscle(_ tense: Bool) { conditions.muscle = tense }
 
-  /// Sets the battery level (0…1); zero switches the headband off (it disconnects).
+  /// Sets the battery level (0…1); zero switches the headband off (it
+  /// disconnects), a level above zero switches an off headband back on
+  /// (it advertises again).
   public func setBattery(_ level: Double) async {
     settleBattery()
     battery.level = min(1, max(0, level))
     if battery.level <= 0 {
       await powerOff()
-    } else {
+    } else if !isPoweredOn {
       isPoweredOn = true
+      await host?.setAdvertisingEnabled(true)
     }
   }
 
-  /// Switches the headband off: streaming stops and every central is disconnected.
+  /// Switches the headband off: streaming stops, advertising stops and
+  /// every central is disconnected.
   public func powerOff() async {
     guard isPoweredOn else { return }
     settleBattery()
     isPoweredOn = false
     endSession()
     if let host {
+      // Off the air before the links go, so no central finds it in between.
+      await host.setAdvertisingEnabled(false)
       for central in connected { await host.disconnect(central) }
     }
   }
@@ -221,6 +227,8 @@ public actor MuseHeadband: PeripheralModel {
     self.host = host
     timeline = DeviceTimeline(host.clock)
     battery.since = .zero
+    // An empty headband does not advertise.
+    if !isPoweredOn { await host.setAdvertisingEnabled(false) }
   }
 
   public func stop() async {

@@ -33,8 +33,8 @@ public actor BlueZTransport: ScenarioTransport {
   ///     takes every adapter (of the pool) that hosts no device.
   ///   - notificationSockets: whether devices offer BlueZ `AcquireNotify`
   ///     (see ``BlueZPeripheral``); `false` sends notifications as D-Bus signals.
-  ///   - advertisingRefresh: how often an unconnected device switches its
-  ///     advertisement off and on (`nil`: never; see ``BlueZPeripheral/readvertiseInterval``).
+  ///   - advertisingRefresh: how often an unconnected device registers its
+  ///     advertisement anew (`nil`: never; see ``BlueZPeripheral/readvertiseInterval``).
   public init(
     bus: DBusBusAddress = .system, adapters: [String]? = nil, centralAdapters: [String]? = nil,
     notificationSockets: Bool = true, advertisingRefresh: Duration? = BlueZPeripheral.readvertiseInterval

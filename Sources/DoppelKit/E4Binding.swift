@@ -92,15 +92,14 @@ public struct E4Binding: DeviceBinding {
       _ = await wristband.pressButton()
       return []
     case "battery":
-      let wasOn = await wristband.isPoweredOn
+      // Switched off, the device stops advertising itself; charged, it starts again.
       await wristband.setBattery(arguments[Self.batteryLevel])
-      return ScenarioAction.advertising(wasPoweredOn: wasOn, isPoweredOn: await wristband.isPoweredOn)
     case "power-off":
       await wristband.powerOff()
-      return [.stopAdvertising]
     default:
       throw ScenarioError(.unknownReference, file: "", line: 0, column: 0, "an e4 has no action '\(action)'")
     }
+    return []
   }
 
   public func runClient(_ context: ClientContext) async {

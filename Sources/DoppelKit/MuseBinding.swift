@@ -177,12 +177,10 @@ public struct MuseBinding: DeviceBinding {
     case "muscle":
       await headband.setMuscle(arguments[Self.muscleState] == "on")
     case "battery":
-      let wasOn = await headband.isPoweredOn
+      // Switched off, the device stops advertising itself; charged, it starts again.
       await headband.setBattery(arguments[Self.batteryLevel])
-      return ScenarioAction.advertising(wasPoweredOn: wasOn, isPoweredOn: await headband.isPoweredOn)
     case "power-off":
       await headband.powerOff()
-      return [.stopAdvertising]
     case "prediction-service":
       let state = ArctopPredictionService.Availability(rawValue: arguments[Self.serviceState]) ?? .down
       await predictionService.setAvailability(state)

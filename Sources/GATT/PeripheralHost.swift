@@ -34,6 +34,12 @@ public protocol PeripheralHost: Sendable {
   /// after this returns (never during it).
   func disconnect(_ central: CentralID) async
 
+  /// Starts or stops advertising the model's advertisement, as firmware does
+  /// when the device switches off (it stops advertising before it drops its
+  /// links, so no central finds it in between) or on again. Links stay up.
+  /// A host that cannot change its advertising logs why.
+  func setAdvertisingEnabled(_ enabled: Bool) async
+
   /// Notes something the firmware understood the central to do — a command,
   /// a script and the firmware's verdict on it, a request — by a name from
   /// the model's own vocabulary (`start-streaming`, `script`, …). Scenario

@@ -54,6 +54,11 @@ struct LoopbackHost: PeripheralHost {
     for work in deferred { work() }
   }
 
+  func setAdvertisingEnabled(_ enabled: Bool) async {
+    // Throws only for new advertisement data, and none is given.
+    try? await air.setAdvertising(enabled, peripheral)
+  }
+
   private func send(
     _ value: [UInt8], characteristic: CharacteristicAddress, as kind: CharacteristicProperties
   )

@@ -43,6 +43,8 @@ struct FaultInjectingHost: PeripheralHost {
 
   func disconnect(_ central: CentralID) async { await base.disconnect(central) }
 
+  func setAdvertisingEnabled(_ enabled: Bool) async { await base.setAdvertisingEnabled(enabled) }
+
   func firmwareEvent(_ name: String, detail: String) {
     activity.firmwareEvent(name, detail: detail)
     events.report(DeviceEventFeed.Event(name: name))

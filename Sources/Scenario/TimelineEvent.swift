@@ -54,12 +54,3 @@ public enum ScenarioAction: Hashable, Sendable {
   /// End the run.
   case end
 }
-
-extension ScenarioAction {
-  /// What a device that was switched on or off by a timeline action does
-  /// about its advertisement: a device that went off stops advertising, one
-  /// charged back on advertises again, and nothing changes otherwise.
-  public static func advertising(wasPoweredOn: Bool, isPoweredOn: Bool) -> [ScenarioAction] {
-    wasPoweredOn == isPoweredOn ? [] : [isPoweredOn ? .advertise : .stopAdvertising]
-  }
-}

@@ -34,10 +34,11 @@ struct AdvertiseCommand: AsyncParsableCommand {
 
   @Option(
     help: ArgumentHelp(
-      "While no central is connected, switch the advertisement off and on every this many seconds (0: never).",
+      "While no central is connected, register the advertisement anew every this many seconds (0: never).",
       discussion: """
         Virtual controllers (btvirt) show an advertisement to a scanner only when it is switched on, so \
-        the default, 3, keeps the device findable in a lab; a real radio needs none.
+        the default, 3, keeps the device findable in a lab; a real radio needs none. A copy goes on the \
+        air before the old one comes off; none while a link the device ended is still up, then one at once.
         """))
   var advertisingRefresh: Double = 3
 

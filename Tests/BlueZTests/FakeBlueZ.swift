@@ -1,6 +1,7 @@
 import BlueZ
 import DBus
 import DBusTestSupport
+import Synchronization
 
 /// Just enough of `org.bluez` on a private bus to host a peripheral: one
 /// adapter (`/org/bluez/hci0`) taking GATT applications and advertisements,
@@ -20,24 +21,49 @@ struct FakeBlueZ {
   /// `advertisingNotYet`: the first that many `RegisterAdvertisement` calls
   /// fail with `UnknownMethod`, as on a bluetoothd that has just taken the
   /// name and not yet exported its advertising manager.
-  static func start(on privateBus: PrivateBus, stockHandles: Bool = false, advertisingNotYet: Int = 0) async throws
-    -> FakeBlueZ
-  {
+  /// `maxAdvertisements`: a `RegisterAdvertisement` beyond this many
+  /// registered at once is refused, as bluetoothd refuses one more than the
+  /// controller has advertising sets for.
+  /// `disconnectTime`: the central answers `Device1.Disconnect` after this
+  /// long, as bluetoothd does once the link is down (its DISCONNECT_TIMER is
+  /// 2 s); the log shows `Disconnect` when the call came and `Disconnected`
+  /// when it was answered. `nil`: the central has no such method.
+  static func start(
+    on privateBus: PrivateBus, stockHandles: Bool = false, advertisingNotYet: Int = 0, maxAdvertisements: Int = 4,
+    disconnectTime: Duration? = nil
+  ) async throws -> FakeBlueZ {
     let bus = try await privateBus.connect()
     let adapterPath = try ObjectPath("/org/bluez/hci0")
     let centralPath = try adapterPath.appending("dev_00_AA_01_01_00_01")
     try await bus.requestName(BlueZ.service)
     await bus.exportObjectManager(at: .root)
     let calls = MethodCallLog()
+    let advertisements = Mutex<Set<String>>([])
     func method(_ name: String, _ input: String) throws -> DBusMethod {
       try DBusMethod(name: name, input: input) { call in
-        calls.append(name)
+        let path = call.body.first?.objectPath?.rawValue
+        calls.append(name, path: path)
         if name == "RegisterAdvertisement", calls.count(name) <= advertisingNotYet {
           throw DBusError(
             name: "org.freedesktop.DBus.Error.UnknownMethod",
             message:
               "Method \"RegisterAdvertisement\" with signature \"oa{sv}\" on interface \"org.bluez.LEAdvertisingManager1\" doesn't exist"
           )
+        }
+        if name == "RegisterAdvertisement", let path {
+          let added = advertisements.withLock { registered in
+            guard registered.count < maxAdvertisements, !registered.contains(path) else { return false }
+            registered.insert(path)
+            return true
+          }
+          guard added else {
+            throw DBusError(name: "org.bluez.Error.NotPermitted", message: "Maximum advertisements reached")
+          }
+        }
+        if name == "UnregisterAdvertisement", let path {
+          guard advertisements.withLock({ $0.remove(path) }) != nil else {
+            throw DBusError(name: "org.bluez.Error.DoesNotExist", message: "Does Not Exist")
+          }
         }
         if name == "RegisterApplication", stockHandles, let sender = call.sender, let root = call.body.first?.objectPath
         {
@@ -71,6 +97,16 @@ struct FakeBlueZ {
       interfaces: [
         DBusInterface(
           name: BlueZ.deviceInterface,
+          methods: try disconnectTime.map { time in
+            [
+              try DBusMethod(name: "Disconnect") { _ in
+                calls.append("Disconnect")
+                try await Task.sleep(for: time)
+                calls.append("Disconnected")
+                return []
+              }
+            ]
+          } ?? [],
           properties: [
             DBusProperty(name: "Address", value: .string(centralAddress)),
             DBusProperty(name: "Connected", value: .boolean(true)),

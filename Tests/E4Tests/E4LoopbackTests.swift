@@ -238,9 +238,10 @@ struct E4LoopbackTests {
     await rig.clock.advance(by: .milliseconds(10))
     #expect(await !model.isPoweredOn)
     #expect(await manager.status == .disconnected)
-    // An empty wristband does not stay connected.
-    await #expect(throws: E4LinkError.self) { try await manager.connect(timeout: .seconds(1)) }
-    await rig.clock.advance(by: .seconds(1))
+    // An empty wristband is off the air: a connect times out.
+    let attempt = Task { try await manager.connect(timeout: .seconds(1)) }
+    await rig.clock.advance(by: .seconds(2))
+    await #expect(throws: E4LinkError.self) { try await attempt.value }
     await manager.disconnect()
     let levels = await battery.value
     let t0 = try #require(await manager.sessionStart)
@@ -250,6 +251,29 @@ struct E4LoopbackTests {
     #expect(levels.map(\.value).suffix(1) == [0.8])
     #expect(zip(levels, levels.dropFirst()).allSatisfy { $0.timestamp < $1.timestamp && $0.value != $1.value })
     #expect(levels.count >= 3 && abs(levels[2].timestamp - (t0 + 20)) < 0.01, "1 % per 10 s")
+    await rig.air.removeAll()
+  }
+
+  /// A real E4 stops advertising when it switches off; one that kept
+  /// advertising was found and connected to again at once over BlueZ, then dropped.
+  @Test func anEmptyWristbandIsOffTheAirUntilItIsCharged() async throws {
+    let model = E4(configuration: E4Configuration(batteryLevel: 0))
+    try await rig.air.host(model)
+    let central = try rig.air.makeCentral()
+    let peripheral = try #require(rig.air.peripherals.first)
+    let first = Task { try await central.connect(peripheral, timeout: .seconds(1)) }
+    await rig.clock.advance(by: .seconds(2))
+    await #expect(throws: GATTError.self) { _ = try await first.value }
+    await model.setBattery(0.5)
+    let connection = try await central.connect(peripheral, timeout: .seconds(1))
+    await rig.clock.advance(by: .milliseconds(10))
+    #expect(await model.connectedCentrals.count == 1)
+    await model.setBattery(0)
+    await rig.clock.advance(by: .milliseconds(10))
+    #expect(await connection.disconnectReason != nil)
+    let second = Task { try await central.connect(peripheral, timeout: .seconds(1)) }
+    await rig.clock.advance(by: .seconds(2))
+    await #expect(throws: GATTError.self) { _ = try await second.value }
     await rig.air.removeAll()
   }
 

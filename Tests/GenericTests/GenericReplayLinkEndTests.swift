@@ -22,6 +22,7 @@ struct GenericReplayLinkEndTests {
     var connectedCentrals: [CentralID] { get async { [] } }
     func mtu(for central: CentralID) async -> Int? { nil }
     func disconnect(_ central: CentralID) async {}
+    func setAdvertisingEnabled(_ enabled: Bool) async {}
     func firmwareEvent(_ name: String, detail: String) { events.withLock { $0.append(name) } }
   }
 

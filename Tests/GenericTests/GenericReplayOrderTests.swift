@@ -37,6 +37,7 @@ struct GenericReplayOrderTests {
     var connectedCentrals: [CentralID] { get async { ["00:AA:01:00:00:01"] } }
     func mtu(for central: CentralID) async -> Int? { 247 }
     func disconnect(_ central: CentralID) async {}
+    func setAdvertisingEnabled(_ enabled: Bool) async {}
     func notificationsTaken() async { log.withLock { $0.append("taken") } }
   }
 

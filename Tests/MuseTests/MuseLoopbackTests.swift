@@ -134,6 +134,16 @@ struct MuseLoopbackTests {
     #expect(await connection.disconnectReason != nil)
     #expect(await !headband.isPoweredOn)
     #expect(await !headband.isStreaming)
+    // Off the air until it is charged: a connect times out, then succeeds.
+    let central = try rig.air.makeCentral()
+    let peripheral = try #require(rig.air.peripherals.first)
+    let attempt = Task { try await central.connect(peripheral, timeout: .seconds(1)) }
+    await rig.clock.advance(by: .seconds(2))
+    await #expect(throws: GATTError.self) { _ = try await attempt.value }
+    await headband.setBattery(0.5)
+    let again = try await central.connect(peripheral, timeout: .seconds(1))
+    #expect(await again.disconnectReason == nil)
+    await rig.air.removeAll()
   }
 
   @Test func ppgOnlyOnAMuse2WithAPPGPreset() async throws {
