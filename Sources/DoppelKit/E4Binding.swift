@@ -126,7 +126,14 @@ public struct E4Binding: DeviceBinding {
       }
       return
     }
-    guard let manager = await find(api: api, timeout: timeout, observer: observer) else { return }
+    // The app looks again, as its user would, until it finds the wristband
+    // (once only without `reconnect`).
+    var found = await find(api: api, timeout: timeout, observer: observer)
+    while found == nil, device.client[Self.reconnect], !Task.isCancelled {
+      try? await clock.sleep(for: .seconds(1))
+      found = await find(api: api, timeout: timeout, observer: observer)
+    }
+    guard let manager = found else { return }
     // Set before connecting, so nothing sent is missed.
     await manager.setDelegate(E4Reporter(observer: observer, device: id, origin: origin))
     await ClientSession(device: id, context: context, reconnect: device.client[Self.reconnect]).run(

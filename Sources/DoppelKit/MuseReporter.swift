@@ -15,8 +15,8 @@ final class MuseReporter: ArctopSdkListener, ArctopQAListener, ArctopSessionUplo
   let states: AsyncStream<ConnectionState>
   private let stateInput: AsyncStream<ConnectionState>.Continuation
   private let devices = Mutex<[String]>([])
-  let deviceLists: AsyncStream<[String]>
-  private let deviceInput: AsyncStream<[String]>.Continuation
+  /// Whoever waits for device lists now: a stream each (`deviceListUpdates()`).
+  private let deviceListeners = Mutex<(next: Int, all: [Int: AsyncStream<[String]>.Continuation])>((0, [:]))
 
   static let streams = ["tp9", "af7", "af8", "tp10"]
 
@@ -24,16 +24,31 @@ final class MuseReporter: ArctopSdkListener, ArctopQAListener, ArctopSessionUplo
     self.observer = observer
     self.device = device
     (states, stateInput) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
-    (deviceLists, deviceInput) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
   }
 
   /// The devices the scans reported so far.
   var knownDevices: [String] { devices.withLock { $0 } }
 
+  /// The device lists the scans report from now on, for one wait: a stream
+  /// of its own, since a stream whose consumer is cancelled (a wait that
+  /// timed out) ends for good, and the next attempt must still hear them.
+  func deviceListUpdates() -> AsyncStream<[String]> {
+    let (stream, continuation) = AsyncStream.makeStream(of: [String].self, bufferingPolicy: .bufferingNewest(1))
+    let id = deviceListeners.withLock { listeners in
+      listeners.next += 1
+      listeners.all[listeners.next] = continuation
+      return listeners.next
+    }
+    continuation.onTermination = { [weak self] _ in
+      _ = self?.deviceListeners.withLock { $0.all.removeValue(forKey: id) }
+    }
+    return stream
+  }
+
   func onDeviceListUpdated(museDeviceList: [String]) {
     devices.withLock { $0 = museDeviceList }
     observer.event("device-list", device: device, detail: museDeviceList.joined(separator: ", "))
-    deviceInput.yield(museDeviceList)
+    for listener in deviceListeners.withLock({ Array($0.all.values) }) { listener.yield(museDeviceList) }
   }
 
   func onConnectionChanged(previous: ConnectionState, current: ConnectionState) {
