@@ -214,13 +214,14 @@ public struct MuseBinding: DeviceBinding {
     await ClientSession(device: id, context: context, reconnect: device.client[Self.reconnect]).run(
       connect: {
         if !reporter.knownDevices.contains(name) {
-          let lists = reporter.deviceListUpdates()
-          try await client.scanForAvailableDevices()
-          do {
-            try await Self.waitFor(name, in: lists, within: timeout, clock: clock)
-          } catch {
-            try? await client.terminateScanForDevices()
-            throw error
+          try await reporter.withDeviceListUpdates { lists in
+            try await client.scanForAvailableDevices()
+            do {
+              try await Self.waitFor(name, in: lists, within: timeout, clock: clock)
+            } catch {
+              try? await client.terminateScanForDevices()
+              throw error
+            }
           }
           try await client.terminateScanForDevices()
         }

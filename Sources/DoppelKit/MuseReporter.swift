@@ -15,7 +15,7 @@ final class MuseReporter: ArctopSdkListener, ArctopQAListener, ArctopSessionUplo
   let states: AsyncStream<ConnectionState>
   private let stateInput: AsyncStream<ConnectionState>.Continuation
   private let devices = Mutex<[String]>([])
-  /// Whoever waits for device lists now: a stream each (`deviceListUpdates()`).
+  /// Whoever waits for device lists now: a stream each (`withDeviceListUpdates(_:)`).
   private let deviceListeners = Mutex<(next: Int, all: [Int: AsyncStream<[String]>.Continuation])>((0, [:]))
 
   static let streams = ["tp9", "af7", "af8", "tp10"]
@@ -29,20 +29,22 @@ final class MuseReporter: ArctopSdkListener, ArctopQAListener, ArctopSessionUplo
   /// The devices the scans reported so far.
   var knownDevices: [String] { devices.withLock { $0 } }
 
-  /// The device lists the scans report from now on, for one wait: a stream
-  /// of its own, since a stream whose consumer is cancelled (a wait that
-  /// timed out) ends for good, and the next attempt must still hear them.
-  func deviceListUpdates() -> AsyncStream<[String]> {
+  /// Runs `body` with the device lists the scans report from now until it
+  /// returns: a stream for this wait alone, since a stream whose consumer is
+  /// cancelled (a wait that timed out) ends for good, and the next attempt
+  /// must still hear them.
+  func withDeviceListUpdates<T>(_ body: (AsyncStream<[String]>) async throws -> T) async rethrows -> T {
     let (stream, continuation) = AsyncStream.makeStream(of: [String].self, bufferingPolicy: .bufferingNewest(1))
     let id = deviceListeners.withLock { listeners in
       listeners.next += 1
       listeners.all[listeners.next] = continuation
       return listeners.next
     }
-    continuation.onTermination = { [weak self] _ in
-      _ = self?.deviceListeners.withLock { $0.all.removeValue(forKey: id) }
+    defer {
+      _ = deviceListeners.withLock { $0.all.removeValue(forKey: id) }
+      continuation.finish()
     }
-    return stream
+    return try await body(stream)
   }
 
   func onDeviceListUpdated(museDeviceList: [String]) {
