@@ -74,7 +74,7 @@ public actor BlendMicro: PeripheralModel {
     if anyone, stream == nil {
       let samples = self.samples
       stream = Task(executorPreference: Task.currentExecutorPreference) {
-        await Self.stream(samples, to: host, clock: host.clock)
+        await Self.stream(samples, to: host, timeline: DeviceTimeline(host.clock))
       }
     } else if !anyone {
       stream?.cancel()
@@ -92,24 +92,26 @@ public actor BlendMicro: PeripheralModel {
 
   /// Sends samples on a drift-free schedule: sample n at start + n / rate,
   /// continuing the sequence where an earlier stream left it. Runs off the
-  /// actor: a sample takes no switch to it.
-  @concurrent
-  private static func stream<C: Clock<Duration>>(_ samples: ECGStream, to host: any PeripheralHost, clock: C) async {
+  /// actor, on the stream task's executor: a sample takes no switch to the
+  /// actor and back.
+  nonisolated(nonsending) private static func stream(
+    _ samples: ECGStream, to host: any PeripheralHost, timeline: DeviceTimeline
+  ) async {
     let period = Duration.seconds(1 / samples.ecg.sampleRate)
     // Sample n at start + n × period: added up exactly (a duration is whole
     // attoseconds), without a 128-bit product per sample.
-    var deadline = clock.now
-    while !Task.isCancelled {
-      do { try await clock.sleep(until: deadline, tolerance: nil) } catch { return }
-      guard let (index, value) = samples.next() else { return }
-      do {
+    var deadline = timeline.elapsed()
+    await timeline.repeatedly(from: deadline) {
+      guard let (index, value) = samples.next() else { return nil }
+      do throws(GATTError) {
         try await host.notify(SyntheticECG.utf8Text(value), characteristic: Self.tx)
         samples.sent(index)
       } catch {
         // Nobody listens any more: the stream ends; any other failure loses this sample.
-        if error.code == .noSubscribers || error.code == .notConnected { return }
+        if error.code == .noSubscribers || error.code == .notConnected { return nil }
       }
-      deadline = deadline.advanced(by: period)
+      deadline += period
+      return deadline
     }
   }
 }

@@ -380,10 +380,7 @@ public actor E4: PeripheralModel {
   }
 
   private static func stream(model: E4, generation: Int, timeline: DeviceTimeline) async {
-    while !Task.isCancelled {
-      guard let deadline = await model.tick(generation) else { return }
-      do { try await timeline.sleep(deadline) } catch { return }
-    }
+    await timeline.repeatedly(from: timeline.elapsed()) { await model.tick(generation) }
   }
 
   /// Takes every sample due by now, sends the packets they fill, and

@@ -349,10 +349,7 @@ public actor MuseHeadband: PeripheralModel {
     session = Session(generation: generation, start: timeline.elapsed())
     let generation = self.generation
     streamTask = Task(executorPreference: Task.currentExecutorPreference) {
-      while !Task.isCancelled {
-        guard let deadline = await self.tick(generation) else { return }
-        do { try await timeline.sleep(deadline) } catch { return }
-      }
+      await timeline.repeatedly(from: timeline.elapsed()) { await self.tick(generation) }
     }
   }
 

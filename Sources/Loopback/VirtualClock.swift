@@ -21,7 +21,7 @@ import Synchronization
 /// yields until it has seen a few turns without activity.
 ///
 /// Move time from one task at a time (the test's); any number of tasks may sleep.
-public final class VirtualClock: Clock, Sendable {
+public final class VirtualClock: InPlaceSleepingClock, Sendable {
   /// A point in virtual time: the time since the clock's origin.
   public struct Instant: InstantProtocol, CustomStringConvertible {
     /// Time since the clock's origin.
@@ -147,38 +147,108 @@ public final class VirtualClock: Clock, Sendable {
   /// Suspends until the clock is advanced to `deadline`; returns at once if it
   /// is already there. `tolerance` is ignored.
   public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+    try await sleepInPlace(until: deadline)
+  }
+
+  /// Suspends until the clock is advanced to `deadline`, as `sleep(until:tolerance:)`
+  /// does, but on the caller's executor: no executor switch on the way in or out.
+  nonisolated(nonsending) public func sleepInPlace(until deadline: Instant) async throws {
     try Task.checkCancellation()
-    let task = withUnsafeCurrentTask { $0?.hashValue }
+    let id = arrive(as: nil)
+    try await withTaskCancellationHandler {
+      try await suspend(id, until: deadline)
+    } onCancel: {
+      cancelSleep(id)
+    }
+  }
+
+  /// Calls `tick` at `origin + first` and then at `origin` plus each time it
+  /// returns, on the caller's executor, until it returns `nil` or the task is
+  /// cancelled: a device model's periodic loop, with one cancellation handler
+  /// for all its sleeps instead of one each, and no switch of executor.
+  nonisolated(nonsending) public func repeatedly(
+    after origin: Instant, from first: Duration, _ tick: nonisolated(nonsending) () async -> Duration?
+  ) async {
+    // The sleep in progress (0 between sleeps), written under the state's lock.
+    let current = SleepInProgress()
+    await withTaskCancellationHandler {
+      let task = withUnsafeCurrentTask { $0?.hashValue }
+      var deadline = origin.advanced(by: first)
+      while true {
+        let id = arrive(as: current)
+        // Cancelled before this sleep registered: the handler has run or will find nothing.
+        guard id != 0 else { return }
+        // `suspend(_:until:)`, written out: each nested await costs a switch of executor.
+        do {
+          try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
+            enter(id, until: deadline, task: task, continuation)
+          }
+        } catch { return }
+        guard let next = await tick() else { return }
+        deadline = origin.advanced(by: next)
+      }
+    } onCancel: {
+      cancelSleep(current.id.load(ordering: .relaxed))
+    }
+  }
+
+  /// Registers a sleep that is about to suspend and returns its id; with
+  /// `current`, also records it there and returns 0 if the task is already
+  /// cancelled (checked under the lock, so a cancellation handler reading
+  /// `current` under it either sees this sleep or ran before the check).
+  private func arrive(as current: SleepInProgress?) -> UInt64 {
     let offExecutor = executor.map { !$0.isCurrent } ?? false
-    let id = state.withLock { state in
+    return state.withLock { state in
+      if let current {
+        guard !Task.isCancelled else { return 0 }
+        current.id.store(state.nextID + 1, ordering: .relaxed)
+      }
       if offExecutor { state.sleepsOffExecutor += 1 }
       state.nextID += 1
       state.arriving.append(state.nextID)
       return state.nextID
     }
-    try await withTaskCancellationHandler {
-      try await withUnsafeThrowingContinuation {
-        (continuation: UnsafeContinuation<Void, any Error>) in
-        let immediate: Result<Void, any Error>? = state.withLock { state in
-          _ = State.remove(id, from: &state.arriving)
-          if State.remove(id, from: &state.cancelledArrivals) { return .failure(CancellationError()) }
-          if deadline <= state.now { return .success(()) }
-          state.insert(Sleeper(id: id, deadline: deadline, task: task, continuation: continuation))
-          return nil
-        }
-        if let immediate { continuation.resume(with: immediate) }
-      }
-    } onCancel: {
-      let continuation = state.withLock { state -> UnsafeContinuation<Void, any Error>? in
-        if let index = state.sleepers.firstIndex(where: { $0.id == id }) {
-          state.activity &+= 1
-          return state.sleepers.remove(at: index).continuation
-        }
-        if state.arriving.contains(id) { state.cancelledArrivals.append(id) }
-        return nil
-      }
-      continuation?.resume(throwing: CancellationError())
+  }
+
+  /// Suspends the sleep `id` (registered by `arrive`) until `deadline`.
+  nonisolated(nonsending) private func suspend(_ id: UInt64, until deadline: Instant) async throws {
+    let task = withUnsafeCurrentTask { $0?.hashValue }
+    try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
+      enter(id, until: deadline, task: task, continuation)
     }
+  }
+
+  /// Puts the sleep `id` among the sleepers, or resumes it at once when its
+  /// deadline has passed or it was cancelled while arriving.
+  private func enter(
+    _ id: UInt64, until deadline: Instant, task: Int?, _ continuation: UnsafeContinuation<Void, any Error>
+  ) {
+    let immediate: Result<Void, any Error>? = state.withLock { state in
+      _ = State.remove(id, from: &state.arriving)
+      if State.remove(id, from: &state.cancelledArrivals) { return .failure(CancellationError()) }
+      if deadline <= state.now { return .success(()) }
+      state.insert(Sleeper(id: id, deadline: deadline, task: task, continuation: continuation))
+      return nil
+    }
+    if let immediate { continuation.resume(with: immediate) }
+  }
+
+  /// The sleep a `repeatedly` loop is in (0 between sleeps).
+  private final class SleepInProgress: Sendable {
+    let id = Atomic<UInt64>(0)
+  }
+
+  /// Ends the sleep `id` with `CancellationError`, whether it has suspended yet or not.
+  private func cancelSleep(_ id: UInt64) {
+    let continuation = state.withLock { state -> UnsafeContinuation<Void, any Error>? in
+      if let index = state.sleepers.firstIndex(where: { $0.id == id }) {
+        state.activity &+= 1
+        return state.sleepers.remove(at: index).continuation
+      }
+      if state.arriving.contains(id) { state.cancelledArrivals.append(id) }
+      return nil
+    }
+    continuation?.resume(throwing: CancellationError())
   }
 
   /// Keeps time from moving on (on a clock with an executor) until `body`

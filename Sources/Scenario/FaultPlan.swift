@@ -49,25 +49,7 @@ public final class FaultPlan: Sendable {
   /// Decides the next notification's fate, first waiting out a delaying stall.
   nonisolated(nonsending) func nextNotification() async -> Verdict {
     while true {
-      let verdict: Verdict? = state.withLock { state in
-        if state.stalled && !state.stallDrops { return nil }
-        if state.stalled && state.stallDrops {
-          state.dropped += 1
-          return .drop
-        }
-        if state.dropRemaining > 0 {
-          state.dropRemaining -= 1
-          state.dropped += 1
-          return .drop
-        }
-        if state.corruptRemaining > 0 {
-          state.corruptRemaining -= 1
-          state.corrupted += 1
-          return .corrupt
-        }
-        return .send
-      }
-      if let verdict { return verdict }
+      if let verdict = verdictNow() { return verdict }
       await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
         let held = state.withLock { state in
           guard state.stalled && !state.stallDrops else { return false }
@@ -76,6 +58,29 @@ public final class FaultPlan: Sendable {
         }
         if !held { waiter.resume() }
       }
+    }
+  }
+
+  /// Decides the next notification's fate, or returns `nil` while a stall
+  /// holds notifications (then `nextNotification()` waits it out).
+  func verdictNow() -> Verdict? {
+    state.withLock { state in
+      if state.stalled && !state.stallDrops { return nil }
+      if state.stalled && state.stallDrops {
+        state.dropped += 1
+        return .drop
+      }
+      if state.dropRemaining > 0 {
+        state.dropRemaining -= 1
+        state.dropped += 1
+        return .drop
+      }
+      if state.corruptRemaining > 0 {
+        state.corruptRemaining -= 1
+        state.corrupted += 1
+        return .corrupt
+      }
+      return .send
     }
   }
 

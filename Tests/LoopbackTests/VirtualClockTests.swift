@@ -1,5 +1,6 @@
 import GATT
 import Loopback
+import Synchronization
 import Testing
 
 @Suite(.timeLimit(.minutes(1)))
@@ -153,4 +154,131 @@ struct VirtualClockTests {
     try await sleeper.value
     #expect(virtual.now.offset == .seconds(3))
   }
+  // MARK: - A device's periodic loop (`repeatedly`), the sleeps of `DeviceTimeline`
+
+  @Test func aRepeatedTickRunsAtTheTimesItReturnsUntilNil() async {
+    let clock = VirtualClock()
+    let log = EventLog<Duration>()
+    let times: [Duration] = [.milliseconds(25), .milliseconds(40), .milliseconds(40)]
+    let loop = Task {
+      var index = 0
+      await clock.repeatedly(after: clock.now, from: .milliseconds(10)) {
+        await log.append(clock.now.offset)
+        guard index < times.count else { return nil }
+        defer { index += 1 }
+        return times[index]
+      }
+    }
+    await Self.waitForSleepers(1, on: clock)
+    await clock.advance(by: .seconds(1))
+    await loop.value
+    // 40 ms twice: a time already reached ticks again at once, as `sleep(until:)` returns at once.
+    #expect(
+      await log.entries == [.milliseconds(10), .milliseconds(25), .milliseconds(40), .milliseconds(40)])
+    #expect(clock.sleeperCount == 0)
+  }
+
+  @Test func aRepeatedTickInterleavesWithOtherSleepersInDeadlineOrder() async {
+    let clock = VirtualClock()
+    let log = EventLog<String>()
+    let loop = Task {
+      var next = Duration.zero
+      await clock.repeatedly(after: clock.now, from: .milliseconds(10)) {
+        next += .milliseconds(10)
+        await log.append("tick \(clock.now.offset)")
+        return next < .milliseconds(40) ? next + .milliseconds(10) : nil
+      }
+    }
+    let sleeper = Task {
+      try await clock.sleep(until: Instant(offset: .milliseconds(25)))
+      await log.append("sleeper \(clock.now.offset)")
+    }
+    await Self.waitForSleepers(2, on: clock)
+    await clock.advance(by: .seconds(1))
+    await loop.value
+    try? await sleeper.value
+    #expect(
+      await log.entries == [
+        "tick 0.01 seconds", "tick 0.02 seconds", "sleeper 0.025 seconds", "tick 0.03 seconds", "tick 0.04 seconds",
+      ])
+  }
+
+  @Test func cancellingARepeatedLoopWhileItSleepsEndsIt() async {
+    let clock = VirtualClock()
+    let ticks = Counter()
+    let loop = Task {
+      await clock.repeatedly(after: clock.now, from: .seconds(1)) {
+        ticks.increment()
+        return clock.now.offset + .seconds(1)
+      }
+    }
+    await Self.waitForSleepers(1, on: clock)
+    await clock.advance(by: .seconds(3))
+    await Self.waitForSleepers(1, on: clock)
+    loop.cancel()
+    await loop.value
+    #expect(ticks.value == 3)
+    #expect(clock.sleeperCount == 0)
+    // Nothing of the loop wakes later.
+    await clock.advance(by: .seconds(3))
+    #expect(ticks.value == 3)
+  }
+
+  @Test func aRepeatedLoopCancelledDuringItsTickDoesNotSleepAgain() async {
+    let clock = VirtualClock()
+    let ticks = Counter()
+    let loop = Task {
+      await clock.repeatedly(after: clock.now, from: .seconds(1)) {
+        ticks.increment()
+        // Cancelled while ticking, as a model's `stop()` may be: between two sleeps.
+        if ticks.value == 2 { withUnsafeCurrentTask { $0?.cancel() } }
+        return clock.now.offset + .seconds(1)
+      }
+    }
+    await Self.waitForSleepers(1, on: clock)
+    await clock.advance(by: .seconds(5))
+    await loop.value
+    #expect(ticks.value == 2)
+    #expect(clock.sleeperCount == 0)
+  }
+
+  @Test func aCancelledTaskDoesNotStartARepeatedLoop() async {
+    let clock = VirtualClock()
+    let ticks = Counter()
+    let loop = Task {
+      withUnsafeCurrentTask { $0?.cancel() }
+      await clock.repeatedly(after: clock.now, from: .zero) {
+        ticks.increment()
+        return nil
+      }
+    }
+    await loop.value
+    #expect(ticks.value == 0)
+    #expect(clock.sleeperCount == 0)
+  }
+
+  @Test func aDeviceTimelineOnTheVirtualClockRepeatsFromItsStart() async {
+    let clock = VirtualClock(now: Instant(offset: .seconds(100)))
+    let timeline = DeviceTimeline(clock)
+    let log = EventLog<Duration>()
+    let loop = Task {
+      await timeline.repeatedly(from: .seconds(1)) {
+        await log.append(timeline.elapsed())
+        let next = timeline.elapsed() + .seconds(2)
+        return next <= .seconds(5) ? next : nil
+      }
+    }
+    await Self.waitForSleepers(1, on: clock)
+    await clock.advance(by: .seconds(10))
+    await loop.value
+    #expect(await log.entries == [.seconds(1), .seconds(3), .seconds(5)])
+    #expect(clock.now.offset == .seconds(110))
+  }
+}
+
+/// A count taken from the tasks under test.
+final class Counter: Sendable {
+  private let count = Mutex(0)
+  var value: Int { count.withLock { $0 } }
+  func increment() { count.withLock { $0 += 1 } }
 }
