@@ -15,17 +15,17 @@ struct KardiaHTTPTests {
 
   @Test func plainRequestsArePollingWhichIsNotServedAndElsewhere404() async throws {
     try await TestServer.with { server in
-      let polling = try await TimedOut.within(.seconds(5), "the polling answer") {
+      let polling = try await TimedOut.within(.seconds(15), "the polling answer") {
         try await RawHTTP.exchange(Self.get("/socket.io/?EIO=3&transport=polling"), port: server.port)
       }
       #expect(polling.hasPrefix("HTTP/1.1 400"), "\(polling)")
       #expect(polling.contains("transport=polling is not served: connect with transport=websocket"))
-      let plain = try await TimedOut.within(.seconds(5), "the plain answer") {
+      let plain = try await TimedOut.within(.seconds(15), "the plain answer") {
         try await RawHTTP.exchange(Self.get("/socket.io/?EIO=4&transport=websocket"), port: server.port)
       }
       #expect(plain.hasPrefix("HTTP/1.1 400"), "\(plain)")
       #expect(plain.contains("send this request as a WebSocket upgrade"))
-      let elsewhere = try await TimedOut.within(.seconds(5), "the 404 answer") {
+      let elsewhere = try await TimedOut.within(.seconds(15), "the 404 answer") {
         try await RawHTTP.exchange(Self.get("/index.html"), port: server.port)
       }
       #expect(elsewhere.hasPrefix("HTTP/1.1 404"), "\(elsewhere)")
@@ -42,7 +42,7 @@ struct KardiaHTTPTests {
   ])
   func upgradesWithoutAServedEngineIOVersionAndTransportAre400(target: String, saying: String) async throws {
     try await TestServer.with { server in
-      let answer = try await TimedOut.within(.seconds(5), "the 400 answer") {
+      let answer = try await TimedOut.within(.seconds(15), "the 400 answer") {
         try await RawHTTP.exchange(Self.get(target, headers: Self.upgrade + [Self.key]), port: server.port)
       }
       #expect(answer.hasPrefix("HTTP/1.1 400"), "\(answer)")
@@ -54,7 +54,7 @@ struct KardiaHTTPTests {
     try await TestServer.with { server in
       let request = Self.get(
         "/socket.io/?EIO=4&transport=websocket", headers: ["Connection: Upgrade", "Upgrade: websocket"])
-      let answer = try await TimedOut.within(.seconds(5), "the 400 answer") {
+      let answer = try await TimedOut.within(.seconds(15), "the 400 answer") {
         try await RawHTTP.exchange(request, port: server.port)
       }
       #expect(answer.hasPrefix("HTTP/1.1 400"), "\(answer)")
@@ -93,7 +93,7 @@ struct KardiaHTTPTests {
     // Stopping before the connection is up would test a refusal instead (a
     // loaded machine once took over 100 ms to connect); then give the server
     // a moment to accept it.
-    _ = try await TimedOut.within(.seconds(5), "the idle connection") { await up.first { true } }
+    _ = try await TimedOut.within(.seconds(15), "the idle connection") { await up.first { true } }
     try await Task.sleep(for: .milliseconds(200))
     try await server.stop()
     let answer = try await TimedOut.within(.seconds(20), "the idle connection closing") { try await idle.value }
@@ -118,7 +118,7 @@ struct KardiaHTTPTests {
     let silent = try await RawHTTP.silentServer()
     await silent.stop()
     await #expect(throws: (any Error).self) {
-      try await TimedOut.within(.seconds(5), "refusal") {
+      try await TimedOut.within(.seconds(15), "refusal") {
         try await KardiaRelay.connect(host: "127.0.0.1", port: silent.port, timeout: .seconds(2))
       }
     }

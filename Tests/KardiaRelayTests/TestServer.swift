@@ -32,10 +32,10 @@ struct TestServer {
     try await KardiaRelay.connect(host: "127.0.0.1", port: port, path: path, version: version, epoch: ECGFeed.epoch)
   }
 
-  /// Cancels `run()` and waits for it to return, at most two seconds.
+  /// Cancels `run()` and waits for it to return, at most ten seconds.
   func stop() async throws {
     serving.cancel()
     let serving = self.serving
-    try await TimedOut.within(.seconds(2), "server shutdown") { try await serving.value }
+    try await TimedOut.within(.seconds(10), "server shutdown") { try await serving.value }
   }
 }

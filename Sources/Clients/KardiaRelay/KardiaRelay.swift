@@ -262,9 +262,11 @@ public actor KardiaRelay {
     }
   }
 
-  /// Closes the WebSocket (code 1000) and waits, at most two seconds, for the
-  /// server to answer and the connection to end.
-  public func close() async {
+  /// Closes the WebSocket (code 1000) and waits, at most `limit` (wall time;
+  /// two seconds unless given), for the server to answer and the connection
+  /// to end; after that the connection is cut, and answers the server had not
+  /// sent yet are lost (`serverCloseCode` stays `nil`).
+  public func close(within limit: Duration = .seconds(2)) async {
     closedByOwner = true
     heartbeat?.cancel()
     if writer == nil {
@@ -278,7 +280,7 @@ public actor KardiaRelay {
       try? await writer.write(Self.frame(.connectionClose, code))
     }
     let channel = self.channel.channel
-    let deadline = channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
+    let deadline = channel.eventLoop.scheduleTask(in: TimeAmount(limit)) { channel.close(promise: nil) }
     await connection?.value
     deadline.cancel()
   }
