@@ -160,6 +160,11 @@ public final class LoopbackAir: Sendable {
     state.withLock { $0.peripherals.map(\.id) }
   }
 
+  /// Whether a hosted peripheral advertises (in range or not); `false` for one not hosted.
+  public func isAdvertising(_ peripheral: PeripheralID) -> Bool {
+    state.withLock { $0.hosted(peripheral)?.advertising ?? false }
+  }
+
   /// Loses every link to a peripheral at once, as a supervision timeout would:
   /// both sides see `.linkLoss`. Returns once the model has heard of it.
   public func loseLinks(to peripheral: PeripheralID) async {
@@ -182,6 +187,15 @@ public final class LoopbackAir: Sendable {
   public func setAdvertising(
     _ advertising: Bool, _ peripheral: PeripheralID, advertisement: AdvertisementData? = nil
   ) async throws(GATTError) {
+    try setAdvertising(advertising, peripheral, advertisement: advertisement, generation: nil)
+  }
+
+  /// `setAdvertising(_:_:advertisement:)` for one hosting of `peripheral`
+  /// (any, when `generation` is `nil`): the host of an earlier hosting,
+  /// still held by a model's task, does not switch the new one's advertising.
+  func setAdvertising(
+    _ advertising: Bool, _ peripheral: PeripheralID, advertisement: AdvertisementData? = nil, generation: UInt64?
+  ) throws(GATTError) {
     if let advertisement {
       do {
         _ = try advertisement.legacyLayout()
@@ -190,7 +204,9 @@ public final class LoopbackAir: Sendable {
       }
     }
     let deferred: [LoopbackAirState.Deferred] = state.withLock { state in
-      guard let index = state.peripherals.firstIndex(where: { $0.id == peripheral }) else { return [] }
+      guard let index = state.peripherals.firstIndex(where: { $0.id == peripheral }),
+        generation.map({ $0 == state.peripherals[index].generation }) ?? true
+      else { return [] }
       state.peripherals[index].advertising = advertising
       if let advertisement { state.peripherals[index].advertisement = advertisement }
       let hosted = state.peripherals[index]

@@ -56,7 +56,7 @@ struct LoopbackHost: PeripheralHost {
 
   func setAdvertisingEnabled(_ enabled: Bool) async {
     // Throws only for new advertisement data, and none is given.
-    try? await air.setAdvertising(enabled, peripheral)
+    try? air.setAdvertising(enabled, peripheral, generation: generation)
   }
 
   private func send(

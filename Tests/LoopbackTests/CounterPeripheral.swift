@@ -76,6 +76,12 @@ actor CounterPeripheral: PeripheralModel {
     log.append("stop")
   }
 
+  /// Switches advertising as firmware does, through the host it was given
+  /// (kept after `stop()`, as a model's stray task may keep it).
+  func setAdvertising(_ enabled: Bool) async {
+    await host?.setAdvertisingEnabled(enabled)
+  }
+
   func centralConnected(_ central: CentralID) async {
     log.append("connected \(central)")
   }

@@ -371,6 +371,24 @@ struct LoopbackAirTests {
     #expect(await model.log == ["start", "connected \(central.id)"])
   }
 
+  @Test func aModelSwitchesItsAdvertisingOnlyWhileItIsHosted() async throws {
+    let first = try CounterPeripheral()
+    let id = try await air.host(first)
+    await air.remove(id)
+    let second = try CounterPeripheral()
+    _ = try await air.host(second, address: id)
+    // The first hosting's host, still held by its model, leaves the second alone.
+    await first.setAdvertising(false)
+    #expect(air.isAdvertising(id))
+    // The second's own host switches it off and on.
+    await second.setAdvertising(false)
+    #expect(!air.isAdvertising(id))
+    await first.setAdvertising(true)
+    #expect(!air.isAdvertising(id))
+    await second.setAdvertising(true)
+    #expect(air.isAdvertising(id))
+  }
+
   @Test func connectingToAnUnknownPeripheralFails() async throws {
     let central = try air.makeCentral()
     let error = await #expect(throws: GATTError.self) {
