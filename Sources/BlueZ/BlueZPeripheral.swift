@@ -145,20 +145,28 @@ public actor BlueZPeripheral: PeripheralHost {
         guard self?.fromBlueZ(call, "Release") == true else { throw Self.accessDenied("Release") }
         return []
       }
-      try await register()
+      try await register(withAdvertisement: false)
+      // The model starts before the device goes on the air: one that starts
+      // switched off (a flat battery) turns its advertising off here, and is
+      // never seen advertising.
+      await model.start(host: self)
+      try await serialized { try await self.applyAdvertising(self.wantsAdvertising, data: nil) }
+      if isAdvertising {
+        Logger.bluez.info(
+          "advertising", metadata: ["device": "\(model.advertisement.localName ?? "?")", "adapter": "\(adapter)"])
+      }
     } catch {
       Logger.bluez.error(
         "registering failed", metadata: ["device": "\(model.advertisement.localName ?? "?")", "error": "\(error)"])
       await stop()
       throw BlueZError.gattError(error, "hosting \(model.advertisement.localName ?? "a device") on \(adapter)")
     }
-    await model.start(host: self)
     readvertiser = Task { await self.readvertiseWhileIdle() }
   }
 
-  /// Registers the application, and the advertisement when it should be on,
-  /// with the bluetoothd on the bus now.
-  private func register() async throws {
+  /// Registers the application, and the advertisement when it should be on
+  /// (and `withAdvertisement`), with the bluetoothd on the bus now.
+  private func register(withAdvertisement: Bool = true) async throws {
     let manager = try DBusRemoteObject(connection: bus, destination: BlueZ.service, path: adapter.path)
     // The application may be registered already, when the advertisement failed before.
     if !registered {
@@ -166,7 +174,7 @@ public actor BlueZPeripheral: PeripheralHost {
       registered = true
     }
     isAdvertising = false
-    if wantsAdvertising {
+    if wantsAdvertising, withAdvertisement {
       _ = try await manager.call(
         BlueZ.advertisingManagerInterface, "RegisterAdvertisement", [.objectPath(advertisement.path), .properties([:])])
       isAdvertising = true

@@ -136,4 +136,39 @@ struct PeripheralAdvertisingRefreshTests {
     await bus.close()
     await bluez.bus.close()
   }
+  /// A beacon whose battery is flat when it is hosted: it switches its
+  /// advertising off while starting, and on when `charge()` is called.
+  actor FlatBeacon: PeripheralModel {
+    nonisolated let profile: GATTProfile
+    nonisolated let advertisement = AdvertisementData(localName: "Flat")
+    private var host: (any PeripheralHost)?
+
+    init() throws { profile = try Beacon().profile }
+
+    func start(host: any PeripheralHost) async {
+      self.host = host
+      await host.setAdvertisingEnabled(false)
+    }
+
+    func stop() async {}
+
+    func charge() async { await host?.setAdvertisingEnabled(true) }
+  }
+
+  /// The device starts before it goes on the air, so one that starts
+  /// switched off is never seen advertising, refreshes included.
+  @Test func aDeviceThatStartsSwitchedOffNeverAdvertisesUntilSwitchedOn() async throws {
+    let bluez = try await FakeBlueZ.start(on: privateBus)
+    let bus = try await privateBus.connect()
+    let model = try FlatBeacon()
+    let peripheral = try await BlueZPeripheral.host(
+      model, on: bluez.adapter, bus: bus, name: "flat", advertisingRefresh: .milliseconds(50))
+    try await Task.sleep(for: .milliseconds(400))
+    #expect(bluez.calls.all == ["RegisterApplication"])
+    await model.charge()
+    #expect(try await eventually { bluez.calls.count("RegisterAdvertisement") >= 2 }, "on the air, and refreshed")
+    await peripheral.stop()
+    await bus.close()
+    await bluez.bus.close()
+  }
 }
