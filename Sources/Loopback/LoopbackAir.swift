@@ -74,14 +74,31 @@ public final class LoopbackAir: Sendable {
         let host = LoopbackHost(air: self, peripheral: id, generation: hosted.generation)
         events.enqueue {
           await hostedModel.start(host: host)
+          // On the air once started, as over BlueZ: a model that switches
+          // its advertising off while starting is never seen advertising.
+          self.wentOnTheAir(id, generation: hosted.generation)
           started.resume(returning: .success(id))
         }
-        state.announce(hosted)
         return nil
       }
       if let outcome { started.resume(returning: outcome) }
     }.get()
     return id
+  }
+
+  /// A hosting's model has started: scans see it and pending connections
+  /// reach it from now on, if it advertises and is in range.
+  private func wentOnTheAir(_ peripheral: PeripheralID, generation: UInt64) {
+    let deferred: [LoopbackAirState.Deferred] = state.withLock { state in
+      guard let index = state.peripherals.firstIndex(where: { $0.id == peripheral && $0.generation == generation })
+      else { return [] }
+      state.peripherals[index].started = true
+      let hosted = state.peripherals[index]
+      guard hosted.reachable else { return [] }
+      state.announce(hosted)
+      return state.connectPending(to: hosted)
+    }
+    for work in deferred { work() }
   }
 
   /// Stops hosting a peripheral: it disconnects its centrals (they see

@@ -21,8 +21,10 @@ struct LoopbackAirState {
     var inRange: Bool
     /// Whether it advertises (connectable): scans report it and connections reach it only then.
     var advertising = true
-    /// In range and advertising: scans see it, connection attempts reach it.
-    var reachable: Bool { inRange && advertising }
+    /// Whether its model's `start(host:)` has returned: it goes on the air only then.
+    var started = false
+    /// Started, in range and advertising: scans see it, connection attempts reach it.
+    var reachable: Bool { started && inRange && advertising }
     let events: PeripheralEventQueue
   }
 

@@ -40,7 +40,11 @@ actor CounterPeripheral: PeripheralModel {
   private var streaming: Task<Void, Never>?
   private var control: [UInt8] = [0x00]
 
-  init(name: String = "Counter") throws {
+  /// Whether it advertises once started (`false`: it switches its advertising off in `start(host:)`).
+  private let advertisesAtStart: Bool
+
+  init(name: String = "Counter", advertisesAtStart: Bool = true) throws {
+    self.advertisesAtStart = advertisesAtStart
     profile = try GATTProfile([
       ServiceDefinition(
         Self.service, name: "Counter",
@@ -69,6 +73,7 @@ actor CounterPeripheral: PeripheralModel {
   func start(host: any PeripheralHost) async {
     self.host = host
     log.append("start")
+    if !advertisesAtStart { await host.setAdvertisingEnabled(false) }
   }
 
   func stop() async {

@@ -389,6 +389,18 @@ struct LoopbackAirTests {
     #expect(air.isAdvertising(id))
   }
 
+  /// The air starts a model before it goes on the air: one that switches
+  /// its advertising off while starting is never reported by a scan, even
+  /// one running while it is hosted.
+  @Test func aModelThatStartsOffTheAirIsNeverScanned() async throws {
+    let central = try air.makeCentral()
+    var scan = central.scan(filter: .any).makeAsyncIterator()
+    let dark = try await air.host(try CounterPeripheral(name: "Dark", advertisesAtStart: false))
+    let lit = try await air.host(try CounterPeripheral(name: "Lit"))
+    let first = await scan.next()
+    #expect(first?.id == lit, "the first peripheral scanned: \(String(describing: first?.id)), the dark one \(dark)")
+  }
+
   @Test func connectingToAnUnknownPeripheralFails() async throws {
     let central = try air.makeCentral()
     let error = await #expect(throws: GATTError.self) {
