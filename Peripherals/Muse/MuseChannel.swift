@@ -15,7 +15,15 @@ public enum MuseChannel: String, CaseIterable, Hashable, Sendable {
   }
 
   /// 0…4 in characteristic order.
-  public var index: Int { Self.allCases.firstIndex(of: self)! }
+  public var index: Int {
+    switch self {
+    case .tp9: 0
+    case .af7: 1
+    case .af8: 2
+    case .tp10: 3
+    case .aux: 4
+    }
+  }
 
   /// The order the headband sends one packet index's channels in (muse-lsl
   /// waits for AF7, sent last): AUX, TP10, AF8, TP9, AF7.

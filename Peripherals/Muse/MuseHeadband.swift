@@ -23,8 +23,13 @@ public actor MuseHeadband: PeripheralModel {
 
   /// The characteristic of an EEG channel (`273e0003` for TP9 … `273e0007` for AUX).
   public static func eeg(_ channel: MuseChannel) -> CharacteristicAddress {
-    address(UInt16(0x0003 + channel.index))
+    eegAddresses[channel.index]
   }
+
+  /// The EEG channels' characteristics by `MuseChannel.index`: made once,
+  /// as every packet sent looks its channel's up (parsing the UUID's text
+  /// each time took half of a loopback run's CPU).
+  private static let eegAddresses = MuseChannel.allCases.map { address(UInt16(0x0003 + $0.index)) }
 
   /// `273e00NN-4c4d-454d-96be-f03bac821358`.
   public static func uuid(_ number: UInt16) -> BluetoothUUID {
