@@ -94,7 +94,7 @@ public actor BlendMicro: PeripheralModel {
   /// continuing the sequence where an earlier stream left it. Runs off the
   /// actor, on the stream task's executor: a sample takes no switch to the
   /// actor and back.
-  nonisolated(nonsending) private static func stream(
+  @concurrent private static func stream(
     _ samples: ECGStream, to host: any PeripheralHost, timeline: DeviceTimeline
   ) async {
     let period = Duration.seconds(1 / samples.ecg.sampleRate)

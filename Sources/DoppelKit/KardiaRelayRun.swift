@@ -72,6 +72,7 @@ final class KardiaRelayRun: Sendable {
     self.queue = queue
     let pending = self.pending
     let lastScreen = self.lastScreen
+    let relayFailed = self.relayFailed
     sending = Task {
       do {
         // One wake-up may stand for many samples; after the last, what is left.
@@ -80,6 +81,7 @@ final class KardiaRelayRun: Sendable {
         }
         try await Self.send(pending.take(), through: relay)
       } catch {
+        relayFailed.value = true
         observer.error("kardia relay: \(error)", device: device)
       }
     }
@@ -105,10 +107,14 @@ final class KardiaRelayRun: Sendable {
           }
         }
       } catch {
+        relayFailed.value = true
         observer.error("kardia relay: \(error)", device: device)
       }
     }
   }
+
+  /// Whether sending to the server or reading its replies failed (and was reported).
+  private let relayFailed = FailureFlag()
 
   /// Queues one sample for the server.
   func relay(_ sample: ECGSample) {
@@ -154,10 +160,14 @@ final class KardiaRelayRun: Sendable {
         // for that answer as long as the limit allows (a loaded machine gave
         // the server more to analyse than two seconds, the relay's own
         // wait, allow), not the app's two seconds.
-        await relay.close(within: limit - (ContinuousClock.now - start))
+        // A second before the limit: an answer that never comes is told
+        // apart from replies that do not end (the limit's error, below).
+        await relay.close(within: max(.zero, limit - .seconds(1) - (ContinuousClock.now - start)))
         await receiving.value
       }
-      if await relay.serverCloseCode == nil {
+      // Unanswered, with the connection up until then (a connection already
+      // lost was reported by the task reading the replies).
+      if await relay.serverCloseCode == nil, !relayFailed.value {
         observer.error(
           "kardia relay: the server did not answer the close within \(limit) (wall time); answers to what was relayed may be missing",
           device: device)
@@ -207,5 +217,15 @@ private final class LatestScreen: Sendable {
   var screen: KardiaScreen? {
     get { latest.withLock { $0 } }
     set { latest.withLock { $0 = newValue } }
+  }
+}
+
+/// Set by the relay's tasks when sending or reading failed.
+private final class FailureFlag: Sendable {
+  private let failed = Mutex(false)
+
+  var value: Bool {
+    get { failed.withLock { $0 } }
+    set { failed.withLock { $0 = newValue } }
   }
 }

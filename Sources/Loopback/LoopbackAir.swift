@@ -15,7 +15,8 @@ import Synchronization
 /// order operations are issued, each model's callbacks run one at a time in
 /// that order, and notifications reach each stream in the order they were sent.
 ///
-/// A hosted peripheral advertises for as long as it is hosted and in range,
+/// A hosted peripheral goes on the air once its model has started, and
+/// advertises while in range unless its model switched its advertising off,
 /// also while connected; a scan reports each peripheral once.
 public final class LoopbackAir: Sendable {
   /// The clock the hosted models and connection timeouts use.
@@ -177,9 +178,10 @@ public final class LoopbackAir: Sendable {
     state.withLock { $0.peripherals.map(\.id) }
   }
 
-  /// Whether a hosted peripheral advertises (in range or not); `false` for one not hosted.
+  /// Whether a hosted peripheral advertises (in range or not): its model has
+  /// started and not switched advertising off. `false` for one not hosted.
   public func isAdvertising(_ peripheral: PeripheralID) -> Bool {
-    state.withLock { $0.hosted(peripheral)?.advertising ?? false }
+    state.withLock { state in state.hosted(peripheral).map { $0.started && $0.advertising } ?? false }
   }
 
   /// Loses every link to a peripheral at once, as a supervision timeout would:

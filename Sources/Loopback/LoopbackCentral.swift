@@ -8,9 +8,9 @@ public struct LoopbackCentral: CentralLink {
   /// The largest ATT MTU this central asks for.
   public let preferredMTU: Int
 
-  /// Reports every hosted, in-range peripheral that matches `filter` (those
-  /// already advertising at once, in the order they were hosted), then those
-  /// that appear later, each once.
+  /// Reports every advertising, in-range peripheral that matches `filter`
+  /// (those already on the air at once, in the order they were hosted), then
+  /// those that appear later, each once.
   public func scan(filter: ScanFilter) -> AsyncStream<DiscoveredPeripheral> {
     let (stream, continuation) = AsyncStream.makeStream(of: DiscoveredPeripheral.self)
     let air = air

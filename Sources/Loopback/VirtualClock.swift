@@ -165,11 +165,13 @@ public final class VirtualClock: InPlaceSleepingClock, Sendable {
   /// Calls `tick` at `origin + first` and then at `origin` plus each time it
   /// returns, on the caller's executor, until it returns `nil` or the task is
   /// cancelled: a device model's periodic loop, with one cancellation handler
-  /// for all its sleeps instead of one each, and no switch of executor.
+  /// for all its sleeps instead of one each, and no switch of executor. A
+  /// time already reached ticks again at once, without a suspension: a tick
+  /// must move its time on.
   nonisolated(nonsending) public func repeatedly(
     after origin: Instant, from first: Duration, _ tick: nonisolated(nonsending) () async -> Duration?
   ) async {
-    // The sleep in progress (0 between sleeps), written under the state's lock.
+    // The loop's latest sleep (0 before the first), written and read under the state's lock.
     let current = SleepInProgress()
     await withTaskCancellationHandler {
       let task = withUnsafeCurrentTask { $0?.hashValue }
@@ -188,7 +190,7 @@ public final class VirtualClock: InPlaceSleepingClock, Sendable {
         deadline = origin.advanced(by: next)
       }
     } onCancel: {
-      cancelSleep(current.id.load(ordering: .relaxed))
+      cancelSleep(in: current)
     }
   }
 
@@ -233,22 +235,36 @@ public final class VirtualClock: InPlaceSleepingClock, Sendable {
     if let immediate { continuation.resume(with: immediate) }
   }
 
-  /// The sleep a `repeatedly` loop is in (0 between sleeps).
+  /// The latest sleep of a `repeatedly` loop (0 before the first).
   private final class SleepInProgress: Sendable {
     let id = Atomic<UInt64>(0)
   }
 
-  /// Ends the sleep `id` with `CancellationError`, whether it has suspended yet or not.
-  private func cancelSleep(_ id: UInt64) {
-    let continuation = state.withLock { state -> UnsafeContinuation<Void, any Error>? in
-      if let index = state.sleepers.firstIndex(where: { $0.id == id }) {
-        state.activity &+= 1
-        return state.sleepers.remove(at: index).continuation
-      }
-      if state.arriving.contains(id) { state.cancelledArrivals.append(id) }
-      return nil
+  /// Ends the latest sleep of a `repeatedly` loop, read under the lock that
+  /// `arrive` records it under: either this sees the sleep `arrive`
+  /// registered, or `arrive` ran after and sees the task cancelled.
+  private func cancelSleep(in current: SleepInProgress) {
+    let continuation = state.withLock { state in
+      Self.removeSleep(current.id.load(ordering: .relaxed), from: &state)
     }
     continuation?.resume(throwing: CancellationError())
+  }
+
+  /// Ends the sleep `id` with `CancellationError`, whether it has suspended yet or not.
+  private func cancelSleep(_ id: UInt64) {
+    let continuation = state.withLock { Self.removeSleep(id, from: &$0) }
+    continuation?.resume(throwing: CancellationError())
+  }
+
+  /// Takes the sleep `id` off the sleepers (its continuation, to resume
+  /// outside the lock), or marks it cancelled if it has not suspended yet.
+  private static func removeSleep(_ id: UInt64, from state: inout State) -> UnsafeContinuation<Void, any Error>? {
+    if let index = state.sleepers.firstIndex(where: { $0.id == id }) {
+      state.activity &+= 1
+      return state.sleepers.remove(at: index).continuation
+    }
+    if state.arriving.contains(id) { state.cancelledArrivals.append(id) }
+    return nil
   }
 
   /// Keeps time from moving on (on a clock with an executor) until `body`

@@ -397,8 +397,10 @@ struct LoopbackAirTests {
     var scan = central.scan(filter: .any).makeAsyncIterator()
     let dark = try await air.host(try CounterPeripheral(name: "Dark", advertisesAtStart: false))
     let lit = try await air.host(try CounterPeripheral(name: "Lit"))
-    let first = await scan.next()
-    #expect(first?.id == lit, "the first peripheral scanned: \(String(describing: first?.id)), the dark one \(dark)")
+    let other = try await air.host(try CounterPeripheral(name: "Other"))
+    let scanned = [await scan.next()?.id, await scan.next()?.id]
+    #expect(scanned == [lit, other], "the dark one: \(dark)")
+    #expect(!air.isAdvertising(dark))
   }
 
   @Test func connectingToAnUnknownPeripheralFails() async throws {

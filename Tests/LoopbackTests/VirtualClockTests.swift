@@ -224,6 +224,28 @@ struct VirtualClockTests {
     #expect(ticks.value == 3)
   }
 
+  /// Cancellations from another thread, landing at any point of the loop
+  /// (while it ticks, registers its next sleep, or sleeps): every loop ends
+  /// and leaves no sleeper. A cancellation lost between two sleeps would
+  /// leave its loop asleep for good, and the suite's time limit would fail it.
+  @Test func aRepeatedLoopCancelledAtAnyPointEnds() async {
+    for round in 0..<300 {
+      let clock = VirtualClock()
+      let loop = Task.detached {
+        await clock.repeatedly(after: clock.now, from: .milliseconds(1)) { clock.now.offset + .milliseconds(1) }
+      }
+      let driver = Task.detached {
+        while !Task.isCancelled { await clock.advance(by: .milliseconds(1)) }
+      }
+      for _ in 0..<(round % 7) { await Task.yield() }
+      loop.cancel()
+      await loop.value
+      driver.cancel()
+      await driver.value
+      #expect(clock.sleeperCount == 0, "round \(round)")
+    }
+  }
+
   @Test func aRepeatedLoopCancelledDuringItsTickDoesNotSleepAgain() async {
     let clock = VirtualClock()
     let ticks = Counter()
