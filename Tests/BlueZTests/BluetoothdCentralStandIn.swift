@@ -46,9 +46,15 @@ struct BluetoothdCentralStandIn {
   /// only once `StartDiscovery` is called, not connected, with an RSSI.
   /// `connectTime`: `Device1.Connect` is answered after this long, as
   /// bluetoothd answers once the link is up (or its own limit has passed).
-  static func start(on privateBus: PrivateBus, peripheralKnown: Bool = true, connectTime: Duration = .zero)
-    async throws -> BluetoothdCentralStandIn
-  {
+  /// `stalledLinks`: the first so many `Connect`s bring the link up
+  /// (`Connected`) but never resolve the services, and are answered with an
+  /// error only when `Disconnect` ends the link; later ones resolve them.
+  /// `alsoHeard`: more devices (address, address type) heard advertising
+  /// once discovery starts.
+  static func start(
+    on privateBus: PrivateBus, peripheralKnown: Bool = true, connectTime: Duration = .zero, stalledLinks: Int = 0,
+    alsoHeard: [(address: String, type: String)] = []
+  ) async throws -> BluetoothdCentralStandIn {
     let bus = try await privateBus.connect()
     try await bus.requestName(BlueZ.service)
     await bus.exportObjectManager(at: .root)
@@ -62,8 +68,25 @@ struct BluetoothdCentralStandIn {
     let calls = MethodCallLog()
     let exportPeripheral = { @Sendable () async throws in
       try await Self.exportPeripheral(
-        at: devicePath, connected: peripheralKnown, connectTime: connectTime, notifying: central, calls: calls,
-        on: bus)
+        at: devicePath, connected: peripheralKnown && stalledLinks == 0, connectTime: connectTime,
+        stalledLinks: stalledLinks, notifying: central, calls: calls, on: bus)
+    }
+    let exportOthers = { @Sendable () async throws in
+      for (address, type) in alsoHeard {
+        try await bus.export(
+          adapterPath.appending("dev_" + address.split(separator: ":").joined(separator: "_")),
+          interfaces: [
+            DBusInterface(
+              name: BlueZ.deviceInterface,
+              properties: [
+                DBusProperty(name: "Address", value: .string(address)),
+                DBusProperty(name: "AddressType", value: .string(type)),
+                DBusProperty(name: "Connected", value: .boolean(false)),
+                DBusProperty(name: "UUIDs", value: .strings([service])),
+                DBusProperty(name: "RSSI", value: .int16(-50)),
+              ])
+          ])
+      }
     }
     try await bus.export(
       adapterPath,
@@ -74,7 +97,12 @@ struct BluetoothdCentralStandIn {
             try DBusMethod(name: "SetDiscoveryFilter", input: "a{sv}") { _ in [] },
             try DBusMethod(name: "StartDiscovery") { _ in
               calls.append("StartDiscovery")
-              if !peripheralKnown, calls.count("StartDiscovery") == 1 { Task { try await exportPeripheral() } }
+              if calls.count("StartDiscovery") == 1 {
+                Task {
+                  try await exportOthers()
+                  if !peripheralKnown { try await exportPeripheral() }
+                }
+              }
               return []
             },
             try DBusMethod(name: "StopDiscovery") { _ in
@@ -98,7 +126,7 @@ struct BluetoothdCentralStandIn {
   /// Exports the peripheral at `path` with its service and characteristic
   /// (which hands out `notifying` on `AcquireNotify`).
   private static func exportPeripheral(
-    at devicePath: ObjectPath, connected: Bool, connectTime: Duration, notifying central: Int32,
+    at devicePath: ObjectPath, connected: Bool, connectTime: Duration, stalledLinks: Int, notifying central: Int32,
     calls: MethodCallLog, on bus: DBusConnection
   ) async throws {
     let servicePath = try devicePath.appending("service0001")
@@ -111,18 +139,37 @@ struct BluetoothdCentralStandIn {
             try DBusMethod(name: "Connect") { _ in
               calls.append("Connect")
               if connectTime > .zero { try await Task.sleep(for: connectTime) }
+              guard stalledLinks > 0 else { return [] }
+              if calls.count("Connect") <= stalledLinks {
+                // The link is up; nothing more happens until it is ended.
+                let ended = calls.count("Disconnect") + 1
+                try await bus.updateProperties(
+                  at: devicePath, interface: BlueZ.deviceInterface, ["Connected": .boolean(true)])
+                while calls.count("Disconnect") < ended { try await Task.sleep(for: .milliseconds(20)) }
+                throw DBusError(name: "org.bluez.Error.Failed", message: "Software caused connection abort")
+              }
+              try await bus.updateProperties(
+                at: devicePath, interface: BlueZ.deviceInterface,
+                ["Connected": .boolean(true), "ServicesResolved": .boolean(true)])
               return []
             },
             try DBusMethod(name: "Disconnect") { _ in
               calls.append("Disconnect")
+              if stalledLinks > 0 {
+                try await bus.updateProperties(
+                  at: devicePath, interface: BlueZ.deviceInterface,
+                  ["Connected": .boolean(false), "ServicesResolved": .boolean(false)])
+              }
               return []
             },
           ],
           properties: [
             DBusProperty(name: "Address", value: .string(peripheralAddress)),
+            DBusProperty(name: "AddressType", value: .string("public")),
             DBusProperty(name: "Connected", value: .boolean(connected)),
-            // Resolved from the start, so a connect need not wait for it.
-            DBusProperty(name: "ServicesResolved", value: .boolean(true)),
+            // Resolved from the start, so a connect need not wait for it;
+            // with stalled links, once a link is up and not stalled.
+            DBusProperty(name: "ServicesResolved", value: .boolean(stalledLinks == 0)),
           ] + (connected ? [] : [DBusProperty(name: "RSSI", value: .int16(-60))]))
       ])
     try await bus.export(
