@@ -40,6 +40,13 @@ public actor BlueZPeripheral: PeripheralHost {
   /// bluetoothd refuses them once).
   private var fixedHandles = false
   private(set) var advertisement: LEAdvertisementObject
+  /// Copies a refresh replaced while a link may have come from them, still
+  /// registered: the kernel re-enables the advertising instance a link came
+  /// from when the link ends, and with that instance gone it advertises the
+  /// last data non-connectably from a random address instead (Linux 6.1,
+  /// `hci_disconn_complete_evt`). Unregistered at the next refresh with no
+  /// central connected, or when advertising stops.
+  private var retired: [LEAdvertisementObject] = []
   /// Whether the advertisement is registered with BlueZ.
   public private(set) var isAdvertising = true
   /// Whether the advertisement should be on (`isAdvertising` is whether it is registered).
@@ -221,11 +228,14 @@ public actor BlueZPeripheral: PeripheralHost {
         _ = try? await manager.call(
           BlueZ.advertisingManagerInterface, "UnregisterAdvertisement", [.objectPath(advertisement.path)])
       }
+      await unregisterRetired()
       _ = try? await manager.call(BlueZ.gattManagerInterface, "UnregisterApplication", [.objectPath(objects.root)])
       Logger.bluez.info(
         "unregistered the GATT application", metadata: ["device": "\(model.advertisement.localName ?? "?")"])
     }
     try? await bus.unexport(advertisement.path)
+    for old in retired { try? await bus.unexport(old.path) }
+    retired.removeAll()
     for socket in acquired.values.joined() { socket.socket.close() }
     acquired.removeAll()
     await objects.unexport(on: bus)
@@ -279,22 +289,23 @@ public actor BlueZPeripheral: PeripheralHost {
   }
 
   /// Registers a copy of the advertisement, then unregisters the one it
-  /// replaces: make before break. btvirt leaves a central's LE connection
-  /// pending for good when, at that instant, the peripheral has no
-  /// connectable advertising set (its Extended Create Connection neither
-  /// completes nor can be cancelled), so switching the advertisement off and
-  /// on wedged a connecting central about once in a thousand connects.
+  /// replaces: make before break, so the device is never off the air (a
+  /// connect that meets no advertisement fails at once in btvirt). When
+  /// bluetoothd has no room for a second advertisement, it is switched off
+  /// and on instead.
   ///
-  /// Not while a link this device ended is still up in the kernel
-  /// (`dropped`), not even off and on: two CI rehearsals that registered an
-  /// advertisement then failed the same way. The central found the device
-  /// only under a non-connectable random address after the link went down,
-  /// likely what the kernel makes of an advertisement registered while the
-  /// device is in a link, left on the air when the instance the link came
-  /// from is gone (docs/lab.md). When bluetoothd has no room for a
-  /// second advertisement, it is switched off and on instead.
+  /// Only while no central is connected and no link this device ended is
+  /// still up in the kernel (`dropped`): the kernel re-enables the
+  /// advertising instance a link came from when the link ends, and with
+  /// that instance unregistered it advertises the last data non-connectably
+  /// from a non-resolvable private address (Linux 6.1,
+  /// `hci_disconn_complete_evt` and `hci_enable_advertising_sync`). In the
+  /// lab's captures, 199 of the 208 links whose instance a refresh had
+  /// removed ended so, and none of the 790 others (docs/lab.md). A central
+  /// that connects while the copy is registered may have come from the old
+  /// one, which then stays registered (`retired`) until no central is.
   private func refreshAdvertisement() async throws {
-    guard isRunning, wantsAdvertising, registered, dropped.isEmpty else { return }
+    guard isRunning, wantsAdvertising, registered, dropped.isEmpty, connected.isEmpty else { return }
     guard isAdvertising else { return try await applyAdvertising(true, data: nil) }
     let manager = try DBusRemoteObject(connection: bus, destination: BlueZ.service, path: adapter.path)
     let old = advertisement
@@ -317,15 +328,41 @@ public actor BlueZPeripheral: PeripheralHost {
       return try await applyAdvertising(true, data: nil)
     }
     advertisement = fresh
-    do {
-      _ = try await manager.call(
-        BlueZ.advertisingManagerInterface, "UnregisterAdvertisement", [.objectPath(old.path)])
-    } catch {
+    // A link that came up from the old copy before the fresh one went on
+    // the air is reported within tens of milliseconds (Device1.Connected):
+    // wait that long, and keep the old copy while a central is connected.
+    try? await Task.sleep(for: Self.linkReportDelay)
+    guard connected.isEmpty, dropped.isEmpty else {
       Logger.bluez.debug(
-        "unregistering the replaced advertisement failed",
-        metadata: ["device": "\(model.advertisement.localName ?? "?")", "error": "\(error)"])
+        "a central connected while the advertisement was refreshed: keeping the replaced copy until it leaves",
+        metadata: ["device": "\(model.advertisement.localName ?? "?")"])
+      retired.append(old)
+      return
     }
-    try? await bus.unexport(old.path)
+    retired.append(old)
+    await unregisterRetired()
+  }
+
+  /// How long after a link comes up `Device1.Connected` is signalled, at
+  /// most (55 ms in the lab's captures under load; this leaves room).
+  static let linkReportDelay: Duration = .milliseconds(250)
+
+  /// Unregisters the copies a refresh kept (`retired`).
+  private func unregisterRetired() async {
+    guard !retired.isEmpty else { return }
+    let manager = try? DBusRemoteObject(connection: bus, destination: BlueZ.service, path: adapter.path)
+    for old in retired {
+      do {
+        _ = try await manager?.call(
+          BlueZ.advertisingManagerInterface, "UnregisterAdvertisement", [.objectPath(old.path)])
+      } catch {
+        Logger.bluez.debug(
+          "unregistering a replaced advertisement failed",
+          metadata: ["device": "\(model.advertisement.localName ?? "?")", "error": "\(error)"])
+      }
+      try? await bus.unexport(old.path)
+    }
+    retired.removeAll()
   }
 
   private func applyAdvertising(_ advertising: Bool, data: AdvertisementData?) async throws {
@@ -336,6 +373,7 @@ public actor BlueZPeripheral: PeripheralHost {
       _ = try await manager.call(
         BlueZ.advertisingManagerInterface, "UnregisterAdvertisement", [.objectPath(advertisement.path)])
       isAdvertising = false
+      await unregisterRetired()
     }
     if let data {
       try? await bus.unexport(advertisement.path)
@@ -427,6 +465,10 @@ public actor BlueZPeripheral: PeripheralHost {
     lostAt = .now
     registered = false
     isAdvertising = false
+    // bluetoothd took its registrations with it.
+    let gone = retired
+    retired.removeAll()
+    Task { for old in gone { try? await bus.unexport(old.path) } }
     for socket in acquired.values.joined() { socket.socket.close() }
     acquired.removeAll()
     dropped.removeAll()

@@ -28,9 +28,12 @@ struct FakeBlueZ {
   /// long, as bluetoothd does once the link is down (its DISCONNECT_TIMER is
   /// 2 s); the log shows `Disconnect` when the call came and `Disconnected`
   /// when it was answered. `nil`: the central has no such method.
+  /// `centralConnectsAt`: the central is not connected at first, and its
+  /// link comes up (`Connected` turns true) while the `RegisterAdvertisement`
+  /// call of that number is handled.
   static func start(
     on privateBus: PrivateBus, stockHandles: Bool = false, advertisingNotYet: Int = 0, maxAdvertisements: Int = 4,
-    disconnectTime: Duration? = nil
+    disconnectTime: Duration? = nil, centralConnectsAt: Int? = nil
   ) async throws -> FakeBlueZ {
     let bus = try await privateBus.connect()
     let adapterPath = try ObjectPath("/org/bluez/hci0")
@@ -58,6 +61,10 @@ struct FakeBlueZ {
           }
           guard added else {
             throw DBusError(name: "org.bluez.Error.NotPermitted", message: "Maximum advertisements reached")
+          }
+          if calls.count(name) == centralConnectsAt {
+            try await bus.updateProperties(
+              at: centralPath, interface: BlueZ.deviceInterface, ["Connected": .boolean(true)])
           }
         }
         if name == "UnregisterAdvertisement", let path {
@@ -109,7 +116,7 @@ struct FakeBlueZ {
           } ?? [],
           properties: [
             DBusProperty(name: "Address", value: .string(centralAddress)),
-            DBusProperty(name: "Connected", value: .boolean(true)),
+            DBusProperty(name: "Connected", value: .boolean(centralConnectsAt == nil)),
           ])
       ])
     let adapter = try await BluetoothAdapter.find("hci0", on: bus)

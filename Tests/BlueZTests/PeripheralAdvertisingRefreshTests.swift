@@ -114,6 +114,37 @@ struct PeripheralAdvertisingRefreshTests {
     await bluez.bus.close()
   }
 
+  /// A central that connects while a refresh registers its copy may have
+  /// come from the old advertisement, and the kernel switches that one on
+  /// again when the link ends (non-connectably, from a random address, if
+  /// it is gone): it stays registered until the central leaves.
+  @Test func aCentralThatConnectsDuringARefreshKeepsTheOldCopyUntilItLeaves() async throws {
+    let bluez = try await FakeBlueZ.start(on: privateBus, centralConnectsAt: 2)
+    let bus = try await privateBus.connect()
+    let peripheral = try await BlueZPeripheral.host(
+      try Beacon(), on: bluez.adapter, bus: bus, name: "beacon", advertisingRefresh: .milliseconds(50))
+    let central = CentralID(FakeBlueZ.centralAddress)
+    #expect(try await eventually { await peripheral.connectedCentrals == [central] })
+    // Longer than the wait for a link's report and several refresh intervals.
+    try await Task.sleep(for: .milliseconds(600))
+    let whileConnected = bluez.calls.withPaths
+    #expect(whileConnected.map(\.name) == ["RegisterApplication", "RegisterAdvertisement", "RegisterAdvertisement"])
+    let (first, second) = (whileConnected[1].path, whileConnected[2].path)
+
+    try await bluez.bus.updateProperties(
+      at: try bluez.adapter.devicePath(for: FakeBlueZ.centralAddress), interface: BlueZ.deviceInterface,
+      ["Connected": .boolean(false)])
+    #expect(try await eventually { bluez.calls.count("UnregisterAdvertisement") >= 2 })
+    let calls = bluez.calls.withPaths
+    #expect(calls[3].name == "RegisterAdvertisement")
+    #expect(Set(calls[4...5].map(\.path)) == [first, second], "both replaced copies go once the central left")
+    #expect(Self.registeredAfterEachCall(calls)[5] == [calls[3].path])
+    await peripheral.stop()
+    #expect(Self.registeredAfterEachCall(bluez.calls.withPaths).last?.isEmpty == true)
+    await bus.close()
+    await bluez.bus.close()
+  }
+
   /// The advertisements registered after each call, replayed from the log.
   static func registeredAfterEachCall(_ calls: [(name: String, path: String?)]) -> [Set<String?>] {
     var registered: Set<String?> = []
