@@ -189,10 +189,9 @@ public struct BlueZCentral: CentralLink {
   }
 
   /// How long a link may be up with its services not resolved before the
-  /// connect is taken for stalled and made again. In the lab, about one
-  /// link in a thousand came up at HCI level while bluetoothd read neither
-  /// side's first ATT request, so `Device1.Connect` never answered
-  /// (docs/lab.md). Normally the services are resolved and subscribed to
+  /// connect is taken for stalled and made again. In the lab, one link of
+  /// 2,279 came up at HCI level while bluetoothd read neither side's first
+  /// ATT request, so `Device1.Connect` never answered (docs/lab.md). Normally the services are resolved and subscribed to
   /// within 3.5 s of the link coming up (the slowest of 998 lab connects
   /// under load; most within 0.5 s).
   public static let defaultLinkStallLimit: Duration = .seconds(8)
