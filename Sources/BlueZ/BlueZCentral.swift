@@ -156,30 +156,41 @@ public struct BlueZCentral: CentralLink {
 
   /// Connects (`Device1.Connect`) and waits until BlueZ has resolved the
   /// peripheral's services, within `timeout`. A peripheral bluetoothd no
-  /// longer knows is discovered again first, within the same `timeout`.
+  /// longer knows is discovered again first, within the same `timeout`. A
+  /// link that stalls (up for `linkStallLimit` with no services) is ended
+  /// and connected once more, within the same `timeout` too.
   public func connect(_ peripheral: PeripheralID, timeout: Duration) async throws(GATTError) -> any CentralConnection {
     do {
       let path = try adapter.devicePath(for: peripheral.rawValue)
       let device = try DBusRemoteObject(connection: bus, destination: BlueZ.service, path: path)
-      let changes = try await bus.signals(
-        matching: DBusMatchRule(
-          sender: BlueZ.service, interface: BlueZ.propertiesInterface, member: "PropertiesChanged", path: path))
       // bluetoothd removes a device it last heard as not connectable (a scan
       // response alone, say) when a discovery stops: a scan that found it,
       // then stopped, can leave nothing to connect to. Discover it again,
       // and go on discovering until bluetoothd has taken the connect.
       let rediscovery = try await isKnown(device) ? nil : try await rediscover(peripheral, within: timeout)
       defer { withExtendedLifetime(rediscovery) {} }
-      Logger.bluez.debug("connecting", metadata: ["peripheral": "\(peripheral)", "adapter": "\(adapter)"])
       do {
-        return try await connect(device, peripheral, changes: changes, timeout: timeout)
+        return try await withDeadline(timeout, "connecting to \(peripheral)") {
+          do {
+            return try await attempt(device, peripheral, timeout: timeout, stallLimit: linkStallLimit)
+          } catch is LinkStall {
+            Logger.bluez.warning(
+              "the link came up, but its services were not resolved within \(linkStallLimit): connecting again",
+              metadata: ["peripheral": "\(peripheral)", "adapter": "\(adapter)"])
+            _ = try? await device.call(BlueZ.deviceInterface, "Disconnect", timeout: .seconds(3))
+            // A temporary device goes with its link.
+            let again = try await isKnown(device) ? nil : try await rediscover(peripheral, within: timeout)
+            defer { withExtendedLifetime(again) {} }
+            return try await attempt(device, peripheral, timeout: timeout, stallLimit: nil)
+          }
+        }
       } catch {
         // bluetoothd keeps trying a connect whose caller gave up (timed out,
         // cancelled at the end of a run) and then links the next device that
         // advertises from that address, whose own client never gets a link
         // (seen in the lab between two scenarios). Called off the cancelled
         // task, whose own calls are cancelled too.
-        await Task { _ = try? await device.call(BlueZ.deviceInterface, "Disconnect") }.value
+        await Task { _ = try? await device.call(BlueZ.deviceInterface, "Disconnect", timeout: .seconds(3)) }.value
         throw error
       }
     } catch {
@@ -191,30 +202,10 @@ public struct BlueZCentral: CentralLink {
   /// How long a link may be up with its services not resolved before the
   /// connect is taken for stalled and made again. In the lab, one link of
   /// 2,279 came up at HCI level while bluetoothd read neither side's first
-  /// ATT request, so `Device1.Connect` never answered (docs/lab.md). Normally the services are resolved and subscribed to
-  /// within 3.5 s of the link coming up (the slowest of 998 lab connects
-  /// under load; most within 0.5 s).
+  /// ATT request, so `Device1.Connect` never answered (docs/lab.md). In all
+  /// the others, the central's first subscription followed within 3.5 s of
+  /// the link (most within 0.5 s).
   public static let defaultLinkStallLimit: Duration = .seconds(8)
-
-  /// `Device1.Connect`, then waits until the services are resolved and
-  /// opens the connection; within `timeout`. A link that stalls (up for
-  /// `linkStallLimit` with no services) is ended and connected once more.
-  private func connect(
-    _ device: DBusRemoteObject, _ peripheral: PeripheralID, changes: DBusSignalStream, timeout: Duration
-  ) async throws -> any CentralConnection {
-    try await withDeadline(timeout, "connecting to \(peripheral)") {
-      do {
-        return try await attempt(device, peripheral, changes: changes, stallLimit: linkStallLimit)
-      } catch is LinkStall {
-        Logger.bluez.warning(
-          "the link came up, but its services were not resolved within \(linkStallLimit): connecting again",
-          metadata: ["peripheral": "\(peripheral)", "adapter": "\(adapter)"])
-        // Called off the task the stall cancelled, whose own calls are cancelled too.
-        await Task { _ = try? await device.call(BlueZ.deviceInterface, "Disconnect") }.value
-        return try await attempt(device, peripheral, changes: changes, stallLimit: nil)
-      }
-    }
-  }
 
   /// The link came up and stayed up without its services resolved.
   private struct LinkStall: Error {}
@@ -222,16 +213,26 @@ public struct BlueZCentral: CentralLink {
   /// One `Device1.Connect` until the services are resolved and the
   /// connection is open; throws ``LinkStall`` when the link has been up for
   /// `stallLimit` without them.
-  private func attempt(
-    _ device: DBusRemoteObject, _ peripheral: PeripheralID, changes: DBusSignalStream, stallLimit: Duration?
-  ) async throws -> any CentralConnection {
-    try await withThrowingTaskGroup(of: (any CentralConnection)?.self) { group in
+  private func attempt(_ device: DBusRemoteObject, _ peripheral: PeripheralID, timeout: Duration, stallLimit: Duration?)
+    async throws -> any CentralConnection
+  {
+    // Each attempt its own subscription: a task cancelled while waiting in
+    // a signal stream ends that stream.
+    let changes = try await bus.signals(
+      matching: DBusMatchRule(
+        sender: BlueZ.service, interface: BlueZ.propertiesInterface, member: "PropertiesChanged", path: device.path))
+    Logger.bluez.debug("connecting", metadata: ["peripheral": "\(peripheral)", "adapter": "\(adapter)"])
+    return try await withThrowingTaskGroup(of: (any CentralConnection)?.self) { group in
       group.addTask {
-        _ = try await device.call(BlueZ.deviceInterface, "Connect", timeout: .seconds(60))
+        _ = try await device.call(BlueZ.deviceInterface, "Connect", timeout: timeout)
         Logger.bluez.debug("connected; waiting for its services", metadata: ["peripheral": "\(peripheral)"])
-        if try await device.property(BlueZ.deviceInterface, "ServicesResolved").bool != true {
+        var resolved = try await device.property(BlueZ.deviceInterface, "ServicesResolved").bool == true
+        if !resolved {
           for try await change in changes where change.body.first?.string == BlueZ.deviceInterface {
-            if change.body[1].dictionary?["ServicesResolved"]?.bool == true { break }
+            if change.body[1].dictionary?["ServicesResolved"]?.bool == true {
+              resolved = true
+              break
+            }
             // A stalled link's end can be signalled after the next link is
             // up: believe only what bluetoothd says now.
             if change.body[1].dictionary?["Connected"]?.bool == false,
@@ -241,6 +242,7 @@ public struct BlueZCentral: CentralLink {
             }
           }
         }
+        guard resolved else { throw CancellationError() }
         let connection = try await BlueZCentralConnection.open(peripheral: peripheral, device: device, bus: bus)
         Logger.bluez.debug("connected, services resolved", metadata: ["peripheral": "\(peripheral)"])
         return connection
@@ -260,12 +262,13 @@ public struct BlueZCentral: CentralLink {
   }
 
   /// Returns when the services are resolved; throws ``LinkStall`` when the
-  /// link has been up for `limit` without them. Polls twice a second.
+  /// link has been up for `limit` without them. Polls twice a second; a
+  /// poll that fails changes nothing (the connect itself reports errors).
   private static func watchForStall(_ device: DBusRemoteObject, limit: Duration) async throws {
     var upSince: ContinuousClock.Instant?
     while true {
       try await Task.sleep(for: .milliseconds(500))
-      let state = try await device.properties(BlueZ.deviceInterface)
+      guard let state = try? await device.properties(BlueZ.deviceInterface) else { continue }
       if state["ServicesResolved"]?.bool == true { return }
       guard state["Connected"]?.bool == true else {
         upSince = nil
@@ -273,7 +276,10 @@ public struct BlueZCentral: CentralLink {
       }
       let since = upSince ?? .now
       upSince = since
-      if ContinuousClock.now - since >= limit { throw LinkStall() }
+      guard ContinuousClock.now - since >= limit else { continue }
+      // Resolved just now: the connect goes on.
+      if (try? await device.property(BlueZ.deviceInterface, "ServicesResolved"))?.bool == true { return }
+      throw LinkStall()
     }
   }
 

@@ -45,8 +45,17 @@ public actor BlueZPeripheral: PeripheralHost {
   /// from when the link ends, and with that instance gone it advertises the
   /// last data non-connectably from a random address instead (Linux 6.1,
   /// `hci_disconn_complete_evt`). Unregistered at the next refresh with no
-  /// central connected, or when advertising stops.
+  /// central connected, when advertising stops or takes new data, and at
+  /// `stop()`.
   private var retired: [LEAdvertisementObject] = []
+  /// Whether a refresh is under way, and until when a link that came up
+  /// during it may still be reported.
+  private var refreshing = false
+  private var refreshSettles = ContinuousClock.now
+  /// Centrals that connected during a refresh or just after: their link may
+  /// have come from a copy the refresh unregistered, so the advertisement is
+  /// refreshed the moment they leave.
+  private var linkedDuringRefresh: Set<CentralID> = []
   /// Whether the advertisement is registered with BlueZ.
   public private(set) var isAdvertising = true
   /// Whether the advertisement should be on (`isAdvertising` is whether it is registered).
@@ -307,6 +316,11 @@ public actor BlueZPeripheral: PeripheralHost {
   private func refreshAdvertisement() async throws {
     guard isRunning, wantsAdvertising, registered, dropped.isEmpty, connected.isEmpty else { return }
     guard isAdvertising else { return try await applyAdvertising(true, data: nil) }
+    refreshing = true
+    defer {
+      refreshing = false
+      refreshSettles = .now + Self.linkReportDelay
+    }
     let manager = try DBusRemoteObject(connection: bus, destination: BlueZ.service, path: adapter.path)
     let old = advertisement
     advertisementGeneration += 1
@@ -317,8 +331,15 @@ public actor BlueZPeripheral: PeripheralHost {
       return []
     }
     do {
-      _ = try await manager.call(
-        BlueZ.advertisingManagerInterface, "RegisterAdvertisement", [.objectPath(fresh.path), .properties([:])])
+      do {
+        _ = try await manager.call(
+          BlueZ.advertisingManagerInterface, "RegisterAdvertisement", [.objectPath(fresh.path), .properties([:])])
+      } catch  where !retired.isEmpty {
+        // No central is connected now: the kept copies can go first.
+        await unregisterRetired()
+        _ = try await manager.call(
+          BlueZ.advertisingManagerInterface, "RegisterAdvertisement", [.objectPath(fresh.path), .properties([:])])
+      }
     } catch {
       try? await bus.unexport(fresh.path)
       Logger.bluez.debug(
@@ -328,9 +349,11 @@ public actor BlueZPeripheral: PeripheralHost {
       return try await applyAdvertising(true, data: nil)
     }
     advertisement = fresh
-    // A link that came up from the old copy before the fresh one went on
-    // the air is reported within tens of milliseconds (Device1.Connected):
-    // wait that long, and keep the old copy while a central is connected.
+    // While both copies are registered a central can connect from either.
+    // Its link is reported (Device1.Connected) a moment after it comes up:
+    // wait that long, and keep the old copy while a central is connected. A
+    // link that comes up later than that, or while the old copy is being
+    // unregistered, is in `linkedDuringRefresh`: refreshed after at once.
     try? await Task.sleep(for: Self.linkReportDelay)
     guard connected.isEmpty, dropped.isEmpty else {
       Logger.bluez.debug(
@@ -343,15 +366,18 @@ public actor BlueZPeripheral: PeripheralHost {
     await unregisterRetired()
   }
 
-  /// How long after a link comes up `Device1.Connected` is signalled, at
-  /// most (55 ms in the lab's captures under load; this leaves room).
+  /// How long to wait for the report of a link that came up (Device1.Connected):
+  /// it came 55 ms after the link in the lab case looked at, with ten
+  /// centrals cycling.
   static let linkReportDelay: Duration = .milliseconds(250)
 
   /// Unregisters the copies a refresh kept (`retired`).
   private func unregisterRetired() async {
     guard !retired.isEmpty else { return }
+    let gone = retired
+    retired.removeAll()
     let manager = try? DBusRemoteObject(connection: bus, destination: BlueZ.service, path: adapter.path)
-    for old in retired {
+    for old in gone {
       do {
         _ = try await manager?.call(
           BlueZ.advertisingManagerInterface, "UnregisterAdvertisement", [.objectPath(old.path)])
@@ -362,7 +388,6 @@ public actor BlueZPeripheral: PeripheralHost {
       }
       try? await bus.unexport(old.path)
     }
-    retired.removeAll()
   }
 
   private func applyAdvertising(_ advertising: Bool, data: AdvertisementData?) async throws {
@@ -835,6 +860,7 @@ public actor BlueZPeripheral: PeripheralHost {
     guard isRunning, !connected.contains(central), !dropped.contains(central) else { return }
     Logger.bluez.debug(
       "a central connected", metadata: ["central": "\(central)", "device": "\(model.advertisement.localName ?? "?")"])
+    if refreshing || ContinuousClock.now < refreshSettles { linkedDuringRefresh.insert(central) }
     connected.append(central)
     events.yield(.connected(central))
   }
@@ -867,6 +893,7 @@ public actor BlueZPeripheral: PeripheralHost {
         "central": "\(central)", "reason": "\(reason)", "device": "\(model.advertisement.localName ?? "?")",
       ])
     events.yield(.disconnected(central, reason))
+    if linkedDuringRefresh.remove(central) != nil { advertiseAfterLinkEnd() }
   }
 
   // MARK: PeripheralHost
@@ -1009,8 +1036,9 @@ public actor BlueZPeripheral: PeripheralHost {
   /// advertisement only when scanning or the advertisement is switched on.
   /// (In the lab, with nothing refreshed until then, the central found the
   /// device again only at the next refresh, 3.4 s after the link ended.)
-  /// Not after a link the central ended: in a lab run with that too, 4 of
-  /// 1,000 bleak cycles timed out connecting (docs/lab.md).
+  /// Not after every link a central ended: in a lab run with that too, 4
+  /// of 1,000 bleak cycles timed out connecting (docs/lab.md); only after
+  /// one that came up during a refresh (`linkedDuringRefresh`).
   private func advertiseAfterLinkEnd() {
     guard advertisingRefresh != nil, isRunning, registered, wantsAdvertising, connected.isEmpty, dropped.isEmpty
     else { return }

@@ -49,11 +49,13 @@ struct BluetoothdCentralStandIn {
   /// `stalledLinks`: the first so many `Connect`s bring the link up
   /// (`Connected`) but never resolve the services, and are answered with an
   /// error only when `Disconnect` ends the link; later ones resolve them.
+  /// `stalledLinksAnswered`: those `Connect`s are answered once the link is
+  /// up, the services still never resolved.
   /// `alsoHeard`: more devices (address, address type) heard advertising
   /// once discovery starts.
   static func start(
     on privateBus: PrivateBus, peripheralKnown: Bool = true, connectTime: Duration = .zero, stalledLinks: Int = 0,
-    alsoHeard: [(address: String, type: String)] = []
+    stalledLinksAnswered: Bool = false, alsoHeard: [(address: String, type: String)] = []
   ) async throws -> BluetoothdCentralStandIn {
     let bus = try await privateBus.connect()
     try await bus.requestName(BlueZ.service)
@@ -69,7 +71,8 @@ struct BluetoothdCentralStandIn {
     let exportPeripheral = { @Sendable () async throws in
       try await Self.exportPeripheral(
         at: devicePath, connected: peripheralKnown && stalledLinks == 0, connectTime: connectTime,
-        stalledLinks: stalledLinks, notifying: central, calls: calls, on: bus)
+        stalledLinks: stalledLinks, stalledLinksAnswered: stalledLinksAnswered, notifying: central, calls: calls,
+        on: bus)
     }
     let exportOthers = { @Sendable () async throws in
       for (address, type) in alsoHeard {
@@ -126,8 +129,8 @@ struct BluetoothdCentralStandIn {
   /// Exports the peripheral at `path` with its service and characteristic
   /// (which hands out `notifying` on `AcquireNotify`).
   private static func exportPeripheral(
-    at devicePath: ObjectPath, connected: Bool, connectTime: Duration, stalledLinks: Int, notifying central: Int32,
-    calls: MethodCallLog, on bus: DBusConnection
+    at devicePath: ObjectPath, connected: Bool, connectTime: Duration, stalledLinks: Int, stalledLinksAnswered: Bool,
+    notifying central: Int32, calls: MethodCallLog, on bus: DBusConnection
   ) async throws {
     let servicePath = try devicePath.appending("service0001")
     try await bus.export(
@@ -145,12 +148,18 @@ struct BluetoothdCentralStandIn {
                 let ended = calls.count("Disconnect") + 1
                 try await bus.updateProperties(
                   at: devicePath, interface: BlueZ.deviceInterface, ["Connected": .boolean(true)])
+                if stalledLinksAnswered { return [] }
                 while calls.count("Disconnect") < ended { try await Task.sleep(for: .milliseconds(20)) }
                 throw DBusError(name: "org.bluez.Error.Failed", message: "Software caused connection abort")
               }
+              // The link first; its services a moment after the answer, as bluetoothd resolves them.
               try await bus.updateProperties(
-                at: devicePath, interface: BlueZ.deviceInterface,
-                ["Connected": .boolean(true), "ServicesResolved": .boolean(true)])
+                at: devicePath, interface: BlueZ.deviceInterface, ["Connected": .boolean(true)])
+              Task {
+                try await Task.sleep(for: .milliseconds(200))
+                try await bus.updateProperties(
+                  at: devicePath, interface: BlueZ.deviceInterface, ["ServicesResolved": .boolean(true)])
+              }
               return []
             },
             try DBusMethod(name: "Disconnect") { _ in

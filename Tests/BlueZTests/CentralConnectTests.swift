@@ -1,4 +1,5 @@
 import BlueZ
+import DBus
 import DBusTestSupport
 import GATT
 import Testing
@@ -81,6 +82,26 @@ struct CentralConnectTests {
     #expect(connection.peripheral == PeripheralID(BluetoothdCentralStandIn.peripheralAddress))
     #expect(
       standIn.calls.all.filter { ["Connect", "Disconnect"].contains($0) } == ["Connect", "Disconnect", "Connect"])
+    await connection.disconnect()
+  }
+
+  /// The same when bluetoothd answers `Connect` and the services never
+  /// resolve: the connection the second link opens has its services.
+  @Test func aLinkWhoseServicesNeverResolveIsEndedAndConnectedAgain() async throws {
+    let privateBus = try await PrivateBus()
+    let standIn = try await BluetoothdCentralStandIn.start(
+      on: privateBus, stalledLinks: 1, stalledLinksAnswered: true)
+    defer { standIn.close() }
+    let central = BlueZCentral(
+      adapter: standIn.adapter, bus: try await privateBus.connect(), linkStallLimit: .seconds(1))
+    let connection = try await central.connect(
+      PeripheralID(BluetoothdCentralStandIn.peripheralAddress), timeout: .seconds(20))
+    #expect(
+      standIn.calls.all.filter { ["Connect", "Disconnect"].contains($0) } == ["Connect", "Disconnect", "Connect"])
+    let resolved = try await DBusRemoteObject(
+      connection: standIn.bus, destination: BlueZ.service, path: standIn.devicePath
+    ).property(BlueZ.deviceInterface, "ServicesResolved")
+    #expect(resolved.bool == true)
     await connection.disconnect()
   }
 

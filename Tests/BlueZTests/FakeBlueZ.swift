@@ -30,10 +30,11 @@ struct FakeBlueZ {
   /// when it was answered. `nil`: the central has no such method.
   /// `centralConnectsAt`: the central is not connected at first, and its
   /// link comes up (`Connected` turns true) while the `RegisterAdvertisement`
-  /// call of that number is handled.
+  /// call of that number is handled, or `centralConnectsAfter` after it
+  /// was answered.
   static func start(
     on privateBus: PrivateBus, stockHandles: Bool = false, advertisingNotYet: Int = 0, maxAdvertisements: Int = 4,
-    disconnectTime: Duration? = nil, centralConnectsAt: Int? = nil
+    disconnectTime: Duration? = nil, centralConnectsAt: Int? = nil, centralConnectsAfter: Duration = .zero
   ) async throws -> FakeBlueZ {
     let bus = try await privateBus.connect()
     let adapterPath = try ObjectPath("/org/bluez/hci0")
@@ -63,8 +64,13 @@ struct FakeBlueZ {
             throw DBusError(name: "org.bluez.Error.NotPermitted", message: "Maximum advertisements reached")
           }
           if calls.count(name) == centralConnectsAt {
-            try await bus.updateProperties(
-              at: centralPath, interface: BlueZ.deviceInterface, ["Connected": .boolean(true)])
+            Task {
+              try await Task.sleep(for: centralConnectsAfter)
+              try await bus.updateProperties(
+                at: centralPath, interface: BlueZ.deviceInterface, ["Connected": .boolean(true)])
+            }
+            // Before the answer, unless asked for later.
+            if centralConnectsAfter == .zero { try await Task.sleep(for: .milliseconds(20)) }
           }
         }
         if name == "UnregisterAdvertisement", let path {
