@@ -167,7 +167,7 @@ public struct BlueZCentral: CentralLink {
       // response alone, say) when a discovery stops: a scan that found it,
       // then stopped, can leave nothing to connect to. Discover it again,
       // and go on discovering until bluetoothd has taken the connect.
-      let rediscovery = try await isKnown(device) ? nil : try await rediscover(peripheral, within: timeout)
+      let rediscovery = try await rediscoverIfForgotten(device, peripheral, within: timeout)
       defer { withExtendedLifetime(rediscovery) {} }
       do {
         return try await withDeadline(timeout, "connecting to \(peripheral)") {
@@ -179,7 +179,7 @@ public struct BlueZCentral: CentralLink {
               metadata: ["peripheral": "\(peripheral)", "adapter": "\(adapter)"])
             _ = try? await device.call(BlueZ.deviceInterface, "Disconnect", timeout: .seconds(3))
             // A temporary device goes with its link.
-            let again = try await isKnown(device) ? nil : try await rediscover(peripheral, within: timeout)
+            let again = try await rediscoverIfForgotten(device, peripheral, within: timeout)
             defer { withExtendedLifetime(again) {} }
             return try await attempt(device, peripheral, timeout: timeout, stallLimit: nil)
           }
@@ -276,10 +276,7 @@ public struct BlueZCentral: CentralLink {
       }
       let since = upSince ?? .now
       upSince = since
-      guard ContinuousClock.now - since >= limit else { continue }
-      // Resolved just now: the connect goes on.
-      if (try? await device.property(BlueZ.deviceInterface, "ServicesResolved"))?.bool == true { return }
-      throw LinkStall()
+      if ContinuousClock.now - since >= limit { throw LinkStall() }
     }
   }
 
@@ -289,6 +286,14 @@ public struct BlueZCentral: CentralLink {
     DBusError.Name.unknownObject, DBusError.Name.unknownMethod, DBusError.Name.unknownInterface,
     DBusError.Name.unknownProperty, DBusError.Name.invalidArgs,
   ]
+
+  /// Discovers `peripheral` again (``rediscover(_:within:)``) when bluetoothd
+  /// no longer has an object for it; `nil` when it has.
+  private func rediscoverIfForgotten(_ device: DBusRemoteObject, _ peripheral: PeripheralID, within limit: Duration)
+    async throws -> AsyncStream<DiscoveredPeripheral>?
+  {
+    try await isKnown(device) ? nil : try await rediscover(peripheral, within: limit)
+  }
 
   /// Whether bluetoothd has an object for the device.
   private func isKnown(_ device: DBusRemoteObject) async throws -> Bool {

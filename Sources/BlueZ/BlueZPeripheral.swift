@@ -355,14 +355,13 @@ public actor BlueZPeripheral: PeripheralHost {
     // link that comes up later than that, or while the old copy is being
     // unregistered, is in `linkedDuringRefresh`: refreshed after at once.
     try? await Task.sleep(for: Self.linkReportDelay)
+    retired.append(old)
     guard connected.isEmpty, dropped.isEmpty else {
       Logger.bluez.debug(
         "a central connected while the advertisement was refreshed: keeping the replaced copy until it leaves",
         metadata: ["device": "\(model.advertisement.localName ?? "?")"])
-      retired.append(old)
       return
     }
-    retired.append(old)
     await unregisterRetired()
   }
 
