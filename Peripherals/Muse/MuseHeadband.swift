@@ -79,13 +79,14 @@ public actor MuseHeadband: PeripheralModel {
   /// Streaming sessions started so far.
   public private(set) var sessionCount = 0
   /// EEG packet indexes sent per channel in the current session (sent or dropped for want of a subscriber).
-  public var eegPacketsTaken: Int { session?.taken[.eeg] ?? 0 }
+  public var eegPacketsTaken: Int { session?.taken[MuseStream.eeg.ordinal] ?? 0 }
 
   /// What one streaming session has sent.
   private struct Session {
     var generation: Int
     var start: Duration
-    var taken: [MuseStream: Int] = [:]
+    /// Packets taken per stream, by `MuseStream.ordinal`.
+    var taken = [Int](repeating: 0, count: MuseStream.allCases.count)
     var telemetryIndex: UInt16 = 0
   }
 
@@ -370,14 +371,16 @@ public actor MuseHeadband: PeripheralModel {
     guard var session, session.generation == generation, let timeline else { return nil }
     let elapsed = (timeline.elapsed() - session.start).nanoseconds
     var packets: [(CharacteristicAddress, [UInt8])] = []
-    let streams = MuseStream.allCases.filter { $0 != .ppg || (configuration.variant.hasPPG && preset.ppg) }
-    for stream in streams {
+    let sendsPPG = configuration.variant.hasPPG && preset.ppg
+    var next = Int64.max
+    for stream in MuseStream.allCases where stream != .ppg || sendsPPG {
       let due = stream.packetsDue(afterNanoseconds: elapsed)
-      while session.taken[stream, default: 0] < due {
-        let k = session.taken[stream, default: 0]
+      while session.taken[stream.ordinal] < due {
+        let k = session.taken[stream.ordinal]
         packets += self.packets(stream, number: k, session: &session)
-        session.taken[stream] = k + 1
+        session.taken[stream.ordinal] = k + 1
       }
+      next = min(next, stream.deadline(ofPacket: session.taken[stream.ordinal]))
     }
     self.session = session
     for (address, bytes) in packets {
@@ -388,7 +391,6 @@ public actor MuseHeadband: PeripheralModel {
       if address == Self.eeg(.af7) { await host?.notificationsTaken() }
       guard self.session?.generation == generation else { return nil }
     }
-    let next = streams.map { $0.deadline(ofPacket: session.taken[$0, default: 0]) }.min() ?? 1_000_000_000
     return session.start + .nanoseconds(next)
   }
 
@@ -403,28 +405,37 @@ public actor MuseHeadband: PeripheralModel {
     }
     switch stream {
     case .eeg:
-      var codes = [[UInt16]](repeating: [], count: MuseChannel.allCases.count)
-      for time in times {
-        var now = conditions
+      // Each channel's twelve codes in a row of one array, channel by channel.
+      let perPacket = MusePacket.eegSamplesPerPacket
+      var codes = [UInt16](repeating: 0, count: generators.count * perPacket)
+      var now = conditions
+      for (sample, time) in times.enumerated() {
         now.eyesClosed = eyesClosed(at: time)
-        for channel in MuseChannel.allCases {
+        for channel in generators.indices {
           // The synthetic EEG runs on under a recording, so the channels stay in step.
-          var value = generators[channel.index].next(now)
-          if let (source, origin) = channelSources[channel] {
+          var value = generators[channel].next(now)
+          if !channelSources.isEmpty, let (source, origin) = channelSources[MuseChannel.allCases[channel]] {
             var copy = source
             value = copy.value(at: max(0, (time - origin).seconds)) ?? value
-            channelSources[channel] = (copy, origin)
+            channelSources[MuseChannel.allCases[channel]] = (copy, origin)
           }
-          codes[channel.index].append(MusePacket.eegCode(value))
+          codes[channel * perPacket + sample] = MusePacket.eegCode(value)
         }
       }
       return MuseChannel.sendingOrder.filter { $0 != .aux || preset.aux }.map {
-        (Self.eeg($0), MusePacket.eeg(index: index, codes: codes[$0.index]))
+        let row = $0.index * perPacket
+        return (Self.eeg($0), MusePacket.eeg(index: index, codes: codes[row..<(row + perPacket)]))
       }
     case .accelerometer, .gyroscope:
       let base = stream == .accelerometer ? 0 : 3
-      let samples = times.map { time in
-        let (x, y, z) = (motionValue(base, time), motionValue(base + 1, time), motionValue(base + 2, time))
+      // Each axis's source at the sample's time from its own time zero, in seconds.
+      let origins = (base..<(base + 3)).map { (session.start - motionOrigins[$0]).seconds }
+      let samples = times.indices.map { sample in
+        let since = Double(first + sample) / Double(stream.rate)
+        let (x, y, z) = (
+          motionValue(base, since + origins[0]), motionValue(base + 1, since + origins[1]),
+          motionValue(base + 2, since + origins[2])
+        )
         return stream == .accelerometer
           ? (MusePacket.accelerationCode(x), MusePacket.accelerationCode(y), MusePacket.accelerationCode(z))
           : (MusePacket.gyroCode(x), MusePacket.gyroCode(y), MusePacket.gyroCode(z))
@@ -453,8 +464,9 @@ public actor MuseHeadband: PeripheralModel {
     }
   }
 
-  private func motionValue(_ axis: Int, _ time: Duration) -> Double {
-    motion[axis].value(at: max(0, (time - motionOrigins[axis]).seconds)) ?? 0
+  /// Motion `axis`'s value `seconds` after its source was set.
+  private func motionValue(_ axis: Int, _ seconds: Double) -> Double {
+    motion[axis].value(at: max(0, seconds)) ?? 0
   }
 
   /// How closed the eyes are at `time`: they move from the last change's

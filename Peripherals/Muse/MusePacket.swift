@@ -38,12 +38,15 @@ public enum MusePacket {
   }
 
   /// One EEG channel's packet: `index` and twelve 12-bit codes.
-  public static func eeg(index: UInt16, codes: [UInt16]) -> [UInt8] {
+  public static func eeg(index: UInt16, codes: some RandomAccessCollection<UInt16>) -> [UInt8] {
     precondition(codes.count == eegSamplesPerPacket, "an EEG packet holds 12 samples")
-    var bytes = bigEndian(index)
-    for pair in stride(from: 0, to: codes.count, by: 2) {
-      let a = codes[pair] & 0x0FFF
-      let b = codes[pair + 1] & 0x0FFF
+    var bytes = [UInt8]()
+    bytes.reserveCapacity(length)
+    bytes.append(UInt8(index >> 8))
+    bytes.append(UInt8(index & 0xFF))
+    var next = codes.makeIterator()
+    while let first = next.next(), let second = next.next() {
+      let (a, b) = (first & 0x0FFF, second & 0x0FFF)
       bytes.append(UInt8(a >> 4))
       bytes.append(UInt8((a & 0x0F) << 4 | b >> 8))
       bytes.append(UInt8(b & 0xFF))
@@ -59,11 +62,17 @@ public enum MusePacket {
   /// An accelerometer or gyroscope packet: `index` and three x/y/z samples.
   public static func imu(index: UInt16, samples: [(x: Int16, y: Int16, z: Int16)]) -> [UInt8] {
     precondition(samples.count == 3, "an IMU packet holds 3 samples")
-    var bytes = bigEndian(index)
+    var bytes = [UInt8]()
+    bytes.reserveCapacity(length)
+    func append(_ value: UInt16) {
+      bytes.append(UInt8(value >> 8))
+      bytes.append(UInt8(value & 0xFF))
+    }
+    append(index)
     for sample in samples {
-      bytes += bigEndian(UInt16(bitPattern: sample.x))
-      bytes += bigEndian(UInt16(bitPattern: sample.y))
-      bytes += bigEndian(UInt16(bitPattern: sample.z))
+      append(UInt16(bitPattern: sample.x))
+      append(UInt16(bitPattern: sample.y))
+      append(UInt16(bitPattern: sample.z))
     }
     return bytes
   }

@@ -4,6 +4,17 @@
 enum MuseStream: CaseIterable, Hashable, Sendable {
   case eeg, accelerometer, gyroscope, ppg, telemetry
 
+  /// The stream's place in `allCases`.
+  var ordinal: Int {
+    switch self {
+    case .eeg: 0
+    case .accelerometer: 1
+    case .gyroscope: 2
+    case .ppg: 3
+    case .telemetry: 4
+    }
+  }
+
   /// Samples per second.
   var rate: Int64 {
     switch self {

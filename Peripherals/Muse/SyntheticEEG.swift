@@ -64,9 +64,21 @@ public struct SyntheticEEG: Sendable {
   private let seed: UInt64
   private let scheduleSeed: UInt64
   private var index: UInt64 = 0
-  /// Paul Kellet's pink-noise filter state.
-  private var pink = [Double](repeating: 0, count: 7)
+  private var pink = PinkFilter()
+  /// The second white-noise value of the last pair, for the odd sample after it.
+  private var spareWhite = 0.0
   private var alphaPhase = 0.0
+  /// sin and cos of the alpha rhythm's phase, of its frequency's wander and
+  /// of its waxing and waning, turned sample by sample (a sine per sample
+  /// each was a third of the generator's time) and set exactly once a
+  /// second, so rounding cannot build up.
+  private var alpha = Phasor()
+  private var wander = Phasor()
+  private var waxing = Phasor()
+  /// The sample `wander` and `waxing` stand at (they are set exactly after a gap).
+  private var slowAt: UInt64?
+  /// One sample's turn of the alpha rhythm at its mean frequency.
+  private let alphaStep: Phasor
   private var blinks: EventSchedule
   private var bursts: EventSchedule
 
@@ -80,15 +92,26 @@ public struct SyntheticEEG: Sendable {
     self.scheduleSeed = scheduleSeed
     blinks = EventSchedule(perMinute: parameters.blinksPerMinute, length: 0.3, seed: scheduleSeed)
     bursts = EventSchedule(perMinute: parameters.musclePerMinute, length: 1.0, seed: scheduleSeed ^ 0x5EED)
+    alphaStep = Phasor(angle: 2 * .pi * parameters.alphaFrequency / Self.sampleRate)
   }
+
+  /// One sample's turn of the wander (0.05 Hz) and of the waxing (0.2 Hz).
+  private static let wanderStep = Phasor(angle: 2 * .pi * 0.05 / sampleRate)
+  private static let waxingStep = Phasor(angle: 2 * .pi * 0.2 / sampleRate)
 
   /// The next sample, µV, under `conditions`.
   public mutating func next(_ conditions: Conditions) -> Double {
     let n = index
     index += 1
     let t = Double(n) / Self.sampleRate
-    let white = SplitMix64.gaussian(seed: seed, index: n)
-    let background = pinkNoise(white) * parameters.background
+    // The background's white noise, two samples from each pair of draws.
+    let white: Double
+    if n % 2 == 0 {
+      (white, spareWhite) = SplitMix64.gaussianPair(seed: seed, index: n / 2)
+    } else {
+      white = spareWhite
+    }
+    let background = pink.next(white) * parameters.background
     let blink = blinks.shape(at: t)
     let burst = bursts.shape(at: t)
     guard conditions.onHead else {
@@ -101,12 +124,30 @@ public struct SyntheticEEG: Sendable {
     let weight = channel.isTemporal ? 1.0 : 0.6
     let amplitude =
       weight * (parameters.alphaOpen + (parameters.alphaClosed - parameters.alphaOpen) * conditions.eyesClosed)
+    let exact = n % UInt64(Self.sampleRate) == 0
+    if exact || slowAt != n &- 1 {
+      wander = Phasor(angle: 2 * .pi * 0.05 * t + Double(seed % 7))
+      waxing = Phasor(angle: 2 * .pi * 0.2 * t + Double(seed % 5))
+    } else {
+      wander.turn(by: Self.wanderStep)
+      waxing.turn(by: Self.waxingStep)
+    }
+    slowAt = n
     // The alpha frequency wanders slowly within ±0.3 Hz.
-    let frequency = parameters.alphaFrequency + 0.3 * sin(2 * .pi * 0.05 * t + Double(seed % 7))
-    alphaPhase += 2 * .pi * frequency / Self.sampleRate
+    alphaPhase += 2 * .pi * (parameters.alphaFrequency + 0.3 * wander.sin) / Self.sampleRate
     if alphaPhase > 2 * .pi { alphaPhase -= 2 * .pi }
-    let waxing = 1 + 0.3 * sin(2 * .pi * 0.2 * t + Double(seed % 5))
-    var value = background + amplitude * waxing * sin(alphaPhase) + line(t)
+    if exact {
+      alpha = Phasor(angle: alphaPhase)
+    } else {
+      // This sample's turn: the mean frequency's, then the wander's small angle x
+      // (|x| < 0.008 rad, where the series below are exact to 1e-18).
+      let x = 2 * .pi * 0.3 * wander.sin / Self.sampleRate
+      let x2 = x * x
+      alpha.turn(by: alphaStep)
+      alpha.turn(by: Phasor(cos: 1 - x2 / 2 + x2 * x2 / 24, sin: x * (1 - x2 / 6 + x2 * x2 / 120)))
+    }
+    let waxing = 1 + 0.3 * self.waxing.sin
+    var value = background + amplitude * waxing * alpha.sin + line(t)
     if channel.isFrontal, conditions.eyesClosed < 0.5 {
       value += (channel == .af7 ? 1 : 0.9) * parameters.blinkAmplitude * blink
     }
@@ -121,16 +162,43 @@ public struct SyntheticEEG: Sendable {
     parameters.lineNoise == 0 ? 0 : parameters.lineNoise * sin(2 * .pi * parameters.lineFrequency * t)
   }
 
-  /// Unit-variance 1/f noise from white noise (Paul Kellet's filter, normalised).
-  private mutating func pinkNoise(_ white: Double) -> Double {
-    pink[0] = 0.99886 * pink[0] + white * 0.0555179
-    pink[1] = 0.99332 * pink[1] + white * 0.0750759
-    pink[2] = 0.96900 * pink[2] + white * 0.1538520
-    pink[3] = 0.86650 * pink[3] + white * 0.3104856
-    pink[4] = 0.55000 * pink[4] + white * 0.5329522
-    pink[5] = -0.7616 * pink[5] - white * 0.0168980
-    let value = pink[0] + pink[1] + pink[2] + pink[3] + pink[4] + pink[5] + pink[6] + white * 0.5362
-    pink[6] = white * 0.115926
+}
+
+/// A point on the unit circle, turned step by step in place of computing a
+/// sine and a cosine each time.
+struct Phasor: Hashable, Sendable {
+  var cos = 1.0
+  var sin = 0.0
+
+  init(cos: Double = 1, sin: Double = 0) {
+    self.cos = cos
+    self.sin = sin
+  }
+
+  init(angle: Double) {
+    cos = Foundation.cos(angle)
+    sin = Foundation.sin(angle)
+  }
+
+  /// Adds `step`'s angle.
+  mutating func turn(by step: Phasor) {
+    (cos, sin) = (cos * step.cos - sin * step.sin, sin * step.cos + cos * step.sin)
+  }
+}
+
+/// Unit-variance 1/f noise from white noise: Paul Kellet's filter, normalised.
+struct PinkFilter: Hashable, Sendable {
+  private var b0 = 0.0, b1 = 0.0, b2 = 0.0, b3 = 0.0, b4 = 0.0, b5 = 0.0, b6 = 0.0
+
+  mutating func next(_ white: Double) -> Double {
+    b0 = 0.99886 * b0 + white * 0.0555179
+    b1 = 0.99332 * b1 + white * 0.0750759
+    b2 = 0.96900 * b2 + white * 0.1538520
+    b3 = 0.86650 * b3 + white * 0.3104856
+    b4 = 0.55000 * b4 + white * 0.5329522
+    b5 = -0.7616 * b5 - white * 0.0168980
+    let value = b0 + b1 + b2 + b3 + b4 + b5 + b6 + white * 0.5362
+    b6 = white * 0.115926
     // The filter's output has a standard deviation of about 3.
     return value / 3
   }

@@ -115,9 +115,9 @@ final class MuseReporter: ArctopSdkListener, ArctopQAListener, ArctopSessionUplo
       return index * 12
     }
     let origin = timing.withLock { $0.origin ?? now }
-    let stream = Self.streams[sensor]
     observer.samples(
-      microvolts.enumerated().map { ($1, stream, origin + Double(first + $0) / 256) }, device: device)
+      microvolts, stream: Self.streams[sensor], device: device, start: origin + Double(first) / 256,
+      interval: 1.0 / 256)
   }
 
   func onBandPowers(_ powers: BandPowers) {

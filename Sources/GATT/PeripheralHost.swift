@@ -54,10 +54,10 @@ public protocol PeripheralHost: Sendable {
   /// ones that must not overtake each other: over BlueZ each characteristic
   /// has a socket of its own, and bluetoothd reads the ready ones in its own
   /// order. A host that delivers in order needs nothing (the default).
-  func notificationsTaken() async
+  nonisolated(nonsending) func notificationsTaken() async
 }
 
 extension PeripheralHost {
   public func firmwareEvent(_ name: String, detail: String) {}
-  public func notificationsTaken() async {}
+  nonisolated(nonsending) public func notificationsTaken() async {}
 }

@@ -69,8 +69,9 @@ struct LoopbackHost: PeripheralHost {
     // the air in turn.
     let (first, others) = try air.state.withLock {
       state throws(GATTError) -> (NotificationStream.Continuation?, [NotificationStream.Continuation]) in
-      if let route = routes.route(characteristic, kind, epoch: state.epoch), value.count <= route.smallestMTU - 3 {
-        return (route.first, route.others)
+      if let route = routes.route(characteristic, kind, epoch: state.epoch) {
+        if let refusal = route.refusal { throw refusal }
+        if value.count <= route.smallestMTU - 3 { return (route.first, route.others) }
       }
       guard let index = state.peripherals.firstIndex(where: { $0.id == peripheral }),
         state.peripherals[index].generation == generation
@@ -95,7 +96,14 @@ struct LoopbackHost: PeripheralHost {
         }
         if first == nil { first = serial } else { others.append(serial) }
       }
-      guard let first else { throw NotificationRule.noSubscribers(definition, at: characteristic) }
+      guard let first else {
+        let refusal = NotificationRule.noSubscribers(definition, at: characteristic)
+        routes.remember(
+          NotificationRoutes.Route(
+            characteristic: characteristic, kind: kind, smallestMTU: .max, first: nil, others: [], refusal: refusal),
+          epoch: state.epoch)
+        throw refusal
+      }
       if let tooSmall {
         try NotificationRule.checkLength(
           value.count, mtu: tooSmall.mtu, central: tooSmall.central, definition, at: characteristic, sending: kind)
@@ -115,7 +123,8 @@ struct LoopbackHost: PeripheralHost {
       }
       routes.remember(
         NotificationRoutes.Route(
-          characteristic: characteristic, kind: kind, smallestMTU: smallestMTU, first: one, others: more),
+          characteristic: characteristic, kind: kind, smallestMTU: smallestMTU, first: one, others: more,
+          refusal: nil),
         epoch: state.epoch)
       return (one, more)
     }

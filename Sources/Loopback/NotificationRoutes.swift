@@ -18,6 +18,10 @@ final class NotificationRoutes: @unchecked Sendable {
     /// The listeners in link order, the first without an array.
     let first: NotificationStream.Continuation?
     let others: [NotificationStream.Continuation]
+    /// Why a value goes to nobody (no central is subscribed), made once: a
+    /// model streams on whether or not anyone listens, and building the
+    /// error's text for each value cost more than sending one.
+    let refusal: GATTError?
   }
 
   private var epoch: UInt64 = 0

@@ -45,6 +45,15 @@ public final class ClientObserver: Sendable {
     live?(device, stream, time, value)
   }
 
+  /// Evenly spaced samples of one stream (a packet's worth): `values[i]` at
+  /// `start + i · interval` seconds from the start of the run.
+  public func samples(_ values: [Double], stream: String, device: String, start: Double, interval: Double) {
+    streams.withLock { $0.add(values, at: { start + Double($0) * interval }, stream: stream, device: device) }
+    if let live {
+      for (i, value) in values.enumerated() { live(device, stream, start + Double(i) * interval, value) }
+    }
+  }
+
   /// Samples of one or more streams at once (one call to the observer for a
   /// packet's worth), in order; each as `sample(_:stream:device:time:)`.
   public func samples(_ batch: [(value: Double, stream: String, time: Double?)], device: String) {

@@ -54,5 +54,5 @@ struct FaultInjectingHost: PeripheralHost {
     events.report(DeviceEventFeed.Event(name: name))
   }
 
-  func notificationsTaken() async { await base.notificationsTaken() }
+  nonisolated(nonsending) func notificationsTaken() async { await base.notificationsTaken() }
 }

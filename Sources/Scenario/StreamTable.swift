@@ -11,6 +11,14 @@ struct StreamTable {
     entries[index(of: stream, device: device)].statistics.add(value, at: time)
   }
 
+  /// Adds samples of `stream` of `device`, `values[i]` at `time(i)`.
+  mutating func add(
+    _ values: [Double], at time: (Int) -> Double, stream: String, device: String
+  ) {
+    let entry = index(of: stream, device: device)
+    for (i, value) in values.enumerated() { entries[entry].statistics.add(value, at: time(i)) }
+  }
+
   private mutating func index(of stream: String, device: String) -> Int {
     if last < entries.count, entries[last].stream == stream, entries[last].device == device { return last }
     if let found = entries.firstIndex(where: { $0.stream == stream && $0.device == device }) {

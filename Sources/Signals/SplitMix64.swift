@@ -23,6 +23,16 @@ public struct SplitMix64: RandomNumberGenerator, Sendable, Hashable {
     Double(mix(seed &+ mix(index)) >> 11) / Double(1 << 53)
   }
 
+  /// Two independent standard normal values (both of Box–Muller's) that
+  /// depend only on `seed` and `index`: half the logarithms and square roots
+  /// of two calls of `gaussian`, for a generator that takes them in turn.
+  public static func gaussianPair(seed: UInt64, index: UInt64) -> (Double, Double) {
+    let u1 = max(unit(seed: seed, index: index &* 2), Double.leastNonzeroMagnitude)
+    let angle = 2 * Double.pi * unit(seed: seed, index: index &* 2 &+ 1)
+    let radius = (-2 * log(u1)).squareRoot()
+    return (radius * cos(angle), radius * sin(angle))
+  }
+
   /// A standard normal value (Box–Muller) that depends only on `seed` and `index`.
   public static func gaussian(seed: UInt64, index: UInt64) -> Double {
     let u1 = max(unit(seed: seed, index: index &* 2), Double.leastNonzeroMagnitude)

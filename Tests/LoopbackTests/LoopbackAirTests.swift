@@ -275,17 +275,24 @@ struct LoopbackAirTests {
     #expect(await model.log.contains("unsubscribed \(CounterPeripheral.counter.characteristic)"))
   }
 
+  /// Each refusal twice: the second is the one the host remembered, which a
+  /// subscription (and its end) must make it forget.
   @Test func aNotificationWithoutSubscribersIsRefused() async throws {
     let (model, connection, _) = try await connectedCounter()
-    try await connection.write(
-      [CounterPeripheral.sendBulkCommand, 1], to: CounterPeripheral.control, type: .withResponse)
+    for count: UInt8 in [1, 1] {
+      try await connection.write(
+        [CounterPeripheral.sendBulkCommand, count], to: CounterPeripheral.control, type: .withResponse)
+    }
     let values = try await connection.notifications(of: CounterPeripheral.bulk)
     try await connection.write(
       [CounterPeripheral.sendBulkCommand, 2], to: CounterPeripheral.control, type: .withResponse)
     _ = consume values
-    try await connection.write(
-      [CounterPeripheral.sendBulkCommand, 3], to: CounterPeripheral.control, type: .withResponse)
-    #expect(await model.bulkResults == ["noSubscribers", "sent 2", "noSubscribers"])
+    for count: UInt8 in [3, 3] {
+      try await connection.write(
+        [CounterPeripheral.sendBulkCommand, count], to: CounterPeripheral.control, type: .withResponse)
+    }
+    #expect(
+      await model.bulkResults == ["noSubscribers", "noSubscribers", "sent 2", "noSubscribers", "noSubscribers"])
   }
 
   @Test func aClientDisconnectIsReportedToTheModel() async throws {

@@ -34,15 +34,17 @@ public actor ArctopSDKClient {
   /// The connection's state, as last reported.
   public private(set) var connectionState = ConnectionState.unknown
 
-  private var buffers: [[Double]] = [[], [], [], []]
-  private var motion: [Double] = []
+  /// The connected headband's notifications, decoded as they arrive.
+  private var feed: MuseFeed?
   private var headbandOn: Bool?
   private var session: (prediction: String, windows: Int)?
   private var predictionInFlight = false
   private var serviceFailing = false
 
   /// Notifications that could not be decoded.
-  public private(set) var malformedPackets = 0
+  public var malformedPackets: Int { malformedBefore + (feed?.malformed ?? 0) }
+  /// Those of the connections before this one.
+  private var malformedBefore = 0
   /// Analysis windows whose prediction was skipped because the last one had not come back.
   public private(set) var skippedWindows = 0
   /// The last signal quality.
@@ -84,12 +86,16 @@ public actor ArctopSDKClient {
     qaListeners = []
     uploadListeners = []
     rawListeners = []
+    feed?.setListeners([])
   }
 
   public func registerListener(_ listener: any ArctopSdkListener) { sdkListeners.append(listener) }
   public func registerListener(_ listener: any ArctopQAListener) { qaListeners.append(listener) }
   public func registerListener(_ listener: any ArctopSessionUploadListener) { uploadListeners.append(listener) }
-  public func registerListener(_ listener: any ArctopRawDataListener) { rawListeners.append(listener) }
+  public func registerListener(_ listener: any ArctopRawDataListener) {
+    rawListeners.append(listener)
+    feed?.setListeners(rawListeners)
+  }
 
   // MARK: - The user
 
@@ -216,22 +222,17 @@ public actor ArctopSDKClient {
     for listener in sdkListeners { listener.onDeviceListUpdated(museDeviceList: list) }
   }
 
-  private enum Feed: Sendable {
-    case eeg(Int)
-    case acceleration, telemetry, control
-  }
-
   /// Connects, subscribes, starts streaming, and feeds what arrives until the link ends.
   private func run(_ id: PeripheralID) async {
     var connected = false
     do {
       let connection = try await link.connect(id, timeout: connectTimeout)
       self.connection = connection
-      var feeds: [(Feed, NotificationStream)] = [
+      var feeds: [(MuseFeed.Source, NotificationStream)] = [
         (.control, try await connection.notifications(of: MuseProfile.control))
       ]
       for (sensor, address) in MuseProfile.eeg.enumerated() {
-        feeds.append((.eeg(sensor), try await connection.notifications(of: address)))
+        feeds.append((.eeg(sensor: sensor), try await connection.notifications(of: address)))
       }
       feeds.append((.acceleration, try await connection.notifications(of: MuseProfile.accelerometer)))
       feeds.append((.telemetry, try await connection.notifications(of: MuseProfile.telemetry)))
@@ -239,54 +240,46 @@ public actor ArctopSDKClient {
       for command in ["h", "p21", "s", "d"] {
         try await connection.write(MuseWire.command(command), to: MuseProfile.control, type: .withResponse)
       }
-      buffers = [[], [], [], []]
-      motion = []
+      let feed = MuseFeed(listeners: rawListeners)
+      self.feed = feed
       connected = true
       setState(.connected)
-      try await withThrowingTaskGroup(of: Void.self) { group in
-        for (feed, stream) in feeds {
-          group.addTask {
-            for try await value in stream { await self.receive(value, from: feed) }
-          }
-        }
-        // The first feed to end (the link went) ends them all.
-        defer { group.cancelAll() }
-        try await group.next()
+      // Each second of EEG is analysed here, in order, while the
+      // notifications are decoded as they arrive; the last windows are
+      // analysed after the link ends.
+      let analysis = Task(executorPreference: Task.currentExecutorPreference) {
+        for await window in feed.windows { await self.analyse(window) }
       }
+      var failure: (any Error)?
+      do {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+          for (source, stream) in feeds {
+            group.addTask { try await stream.receiveEach { feed.take($0, from: source) } }
+          }
+          // The first feed to end (the link went) ends them all.
+          defer { group.cancelAll() }
+          try await group.next()
+        }
+      } catch {
+        failure = error
+      }
+      feed.finish()
+      await analysis.value
+      if let failure { throw failure }
     } catch {
       // Reported below through the state.
     }
     connection = nil
+    if let feed {
+      malformedBefore += feed.malformed
+      self.feed = nil
+    }
     setState(connected ? (disconnectRequested ? .disconnectedUponRequest : .disconnected) : .connectionFailed)
   }
 
-  private func receive(_ value: [UInt8], from feed: Feed) {
-    do {
-      switch feed {
-      case .eeg(let sensor):
-        let (index, microvolts) = try MuseWire.eeg(value)
-        for listener in rawListeners { listener.onEEG(sensor: sensor, packetIndex: index, microvolts: microvolts) }
-        buffers[sensor] += microvolts
-        if buffers.allSatisfy({ $0.count >= 256 }) { analyse() }
-      case .acceleration:
-        for sample in try MuseWire.acceleration(value).samples {
-          motion.append((sample.x * sample.x + sample.y * sample.y + sample.z * sample.z).squareRoot())
-        }
-      case .telemetry:
-        let percent = try MuseWire.batteryPercent(value)
-        for listener in rawListeners { listener.onBattery(percent: percent) }
-      case .control:
-        _ = try MuseWire.controlText(value)
-      }
-    } catch {
-      malformedPackets += 1
-    }
-  }
-
   /// One analysis window: QA to the QA listeners, and during a session, to the prediction service.
-  private func analyse() {
-    let windows = buffers.map { Array($0.prefix(256)) }
-    buffers = buffers.map { Array($0.dropFirst(256)) }
+  private func analyse(_ window: MuseFeed.Window) {
+    let windows = window.eeg
     let quality = SignalQuality(windows: windows)
     signalQuality = quality
     for listener in qaListeners { listener.onSignalQuality(quality: quality.qaString) }
@@ -296,8 +289,7 @@ public actor ArctopSDKClient {
     }
     let powers = BandPowers.of(windows)
     for listener in rawListeners { listener.onBandPowers(powers) }
-    let moving = Self.spread(motion) > 0.1
-    motion = []
+    let moving = Self.spread(window.motion) > 0.1
     let failure: QAFailureType =
       !quality.headbandOn
       ? .headbandOffHead : moving ? .motionTooHigh : quality.sensors.contains(.noisy) ? .eegFailure : .passed

@@ -42,6 +42,9 @@ public protocol ArctopSessionUploadListener: AnyObject, Sendable {
 
 /// Raw EEG and band powers as the SDK computes them: this project's
 /// addition, so tests and scenarios see what the predictions are made of.
+/// `onEEG` and `onBattery` are called as each notification is decoded, on
+/// the thread that delivers it (keep them short); `onBandPowers` on the
+/// SDK's own executor.
 public protocol ArctopRawDataListener: AnyObject, Sendable {
   /// One sensor's samples (µV) of one packet, with its packet index.
   func onEEG(sensor: Int, packetIndex: UInt16, microvolts: [Double])

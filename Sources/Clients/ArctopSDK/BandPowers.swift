@@ -52,25 +52,40 @@ public struct BandPowers: Hashable, Sendable, Codable {
       frontalAsymmetry: asymmetry, blink: blink)
   }
 
-  private static let hann = (0..<256).map { 0.5 - 0.5 * cos(2 * Double.pi * Double($0) / 256) }
-  private static let cosines = (0..<256).map { cos(2 * Double.pi * Double($0) / 256) }
-  private static let sines = (0..<256).map { sin(2 * Double.pi * Double($0) / 256) }
+  /// The Hann window, and cos and sin of 2π·f·n/256 for f in 0…44 (a row of
+  /// 256 per frequency), four samples to a vector: the spectrum is 45 dot
+  /// products a channel, a second of EEG each.
+  private static let hann = vectors((0..<256).map { 0.5 - 0.5 * cos(2 * Double.pi * Double($0) / 256) })
+  private static let cosines = vectors(
+    (0...44).flatMap { f in (0..<256).map { cos(2 * Double.pi * Double((f * $0) & 255) / 256) } })
+  private static let sines = vectors(
+    (0...44).flatMap { f in (0..<256).map { sin(2 * Double.pi * Double((f * $0) & 255) / 256) } })
+
+  private static func vectors(_ values: [Double]) -> [SIMD4<Double>] {
+    stride(from: 0, to: values.count, by: 4).map { SIMD4(values[$0..<($0 + 4)]) }
+  }
 
   /// Power at 0…44 Hz of 256 samples (µV², scaled so a sine of amplitude A gives about A²/2 in its bin).
   private static func spectrum(_ samples: [Double]) -> [Double] {
     guard samples.count == 256 else { return [Double](repeating: 0, count: 45) }
     let mean = samples.reduce(0, +) / 256
-    let windowed = samples.indices.map { (samples[$0] - mean) * hann[$0] }
-    return (0...44).map { f in
-      var (re, im) = (0.0, 0.0)
-      for n in 0..<256 {
-        let k = (f * n) & 255
-        re += windowed[n] * cosines[k]
-        im -= windowed[n] * sines[k]
+    let windowed = (0..<64).map { i in (SIMD4(samples[(4 * i)..<(4 * i + 4)]) - mean) * hann[i] }
+    return windowed.withUnsafeBufferPointer { windowed in
+      cosines.withUnsafeBufferPointer { cosines in
+        sines.withUnsafeBufferPointer { sines in
+          (0...44).map { f in
+            var (re, im) = (SIMD4<Double>.zero, SIMD4<Double>.zero)
+            for i in 0..<64 {
+              re += windowed[i] * cosines[64 * f + i]
+              im -= windowed[i] * sines[64 * f + i]
+            }
+            let (real, imaginary) = (re.sum(), im.sum())
+            // The Hann window halves the amplitude: |X| = A · N / 4.
+            let amplitude = 4 * (real * real + imaginary * imaginary).squareRoot() / 256
+            return amplitude * amplitude / 2
+          }
+        }
       }
-      // The Hann window halves the amplitude: |X| = A · N / 4.
-      let amplitude = 4 * (re * re + im * im).squareRoot() / 256
-      return amplitude * amplitude / 2
     }
   }
 

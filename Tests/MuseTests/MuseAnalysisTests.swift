@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+
+@testable import ArctopSDK
+@testable import Muse
+
+/// The parts of a Muse run made cheaper per sample: the synthetic EEG's
+/// turned sines, the client's spectrum, and its decoding of notifications
+/// as they arrive.
+struct MuseAnalysisTests {
+  @Test func aPhasorTurnedASecondOfSamplesStaysOnTheSine() {
+    let step = 2 * Double.pi * 10.3 / 256
+    var turned = Phasor(angle: 0.7)
+    for k in 1...256 {
+      turned.turn(by: Phasor(angle: step))
+      let exact = Phasor(angle: 0.7 + Double(k) * step)
+      #expect(abs(turned.sin - exact.sin) < 1e-12 && abs(turned.cos - exact.cos) < 1e-12, "after \(k) turns")
+    }
+  }
+
+  /// A sine of amplitude A in one band's bin gives about A²/2 there and next
+  /// to nothing in the others; asymmetry is ln(AF8's alpha / AF7's).
+  @Test func bandPowersFindASineInItsBand() {
+    func sine(_ hertz: Double, _ amplitude: Double) -> [Double] {
+      (0..<256).map { amplitude * sin(2 * .pi * hertz * Double($0) / 256) + 7 }
+    }
+    let alpha = BandPowers.of([sine(10, 20), sine(10, 20), sine(10, 40), sine(10, 20)])
+    // The Hann window spreads a bin's power over it and its two neighbours (1/4 of it each side).
+    #expect(abs(alpha.alpha - (200 + 200 + 800 + 200) / 4 * 1.5) < 1e-6)
+    #expect(alpha.delta < 1e-9 && alpha.theta < 1e-9 && alpha.beta < 1e-9 && alpha.gamma < 1e-9)
+    #expect(abs(alpha.frontalAsymmetry - log(4)) < 1e-9)
+    let beta = BandPowers.of([sine(20, 10)])
+    #expect(abs(beta.beta - 50 * 1.5) < 1e-6 && beta.alpha < 1e-9)
+  }
+
+  @Test func aFeedCutsWindowsOfASecondInOrderAndCountsWhatItCannotRead() async {
+    let feed = MuseFeed(listeners: [])
+    // 22 packets of 12 samples per sensor: one window of 256, 8 left over.
+    for packet in 0..<44 {
+      for sensor in 0..<4 {
+        let codes = [UInt16](repeating: UInt16(2048 + packet), count: 12)
+        feed.take(MusePacket.eeg(index: UInt16(packet), codes: codes), from: .eeg(sensor: sensor))
+      }
+    }
+    feed.take(
+      MusePacket.imu(index: 0, samples: [(0, 0, 16384), (0, 0, 16384), (0, 0, 16384)]), from: .acceleration)
+    feed.take([1, 2, 3], from: .eeg(sensor: 2))
+    feed.take([], from: .telemetry)
+    feed.finish()
+    var windows: [MuseFeed.Window] = []
+    for await window in feed.windows { windows.append(window) }
+    #expect(windows.count == 2)
+    #expect(windows.allSatisfy { $0.eeg.count == 4 && $0.eeg.allSatisfy { $0.count == 256 } })
+    // The first window ends with packet 21's first four samples, the second starts with its last eight.
+    #expect(windows.first?.eeg[0].last == MuseWire.microvolts(2048 + 21))
+    #expect(windows.last?.eeg[3].first == MuseWire.microvolts(2048 + 21))
+    // The acceleration came after both windows were cut: neither has it.
+    #expect(windows.allSatisfy { $0.motion.isEmpty })
+    #expect(feed.malformed == 2)
+  }
+}
