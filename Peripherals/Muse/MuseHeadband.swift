@@ -409,6 +409,10 @@ public actor MuseHeadband: PeripheralModel {
       let perPacket = MusePacket.eegSamplesPerPacket
       var codes = [UInt16](repeating: 0, count: generators.count * perPacket)
       var now = conditions
+      // Taken out for the loop, so that each sample is not an access to the actor's storage.
+      var generators: [SyntheticEEG] = []
+      swap(&generators, &self.generators)
+      defer { swap(&generators, &self.generators) }
       for (sample, time) in times.enumerated() {
         now.eyesClosed = eyesClosed(at: time)
         for channel in generators.indices {

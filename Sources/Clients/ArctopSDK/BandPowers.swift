@@ -52,40 +52,41 @@ public struct BandPowers: Hashable, Sendable, Codable {
       frontalAsymmetry: asymmetry, blink: blink)
   }
 
-  /// The Hann window, and cos and sin of 2π·f·n/256 for f in 0…44 (a row of
-  /// 256 per frequency), four samples to a vector: the spectrum is 45 dot
-  /// products a channel, a second of EEG each.
-  private static let hann = vectors((0..<256).map { 0.5 - 0.5 * cos(2 * Double.pi * Double($0) / 256) })
-  private static let cosines = vectors(
-    (0...44).flatMap { f in (0..<256).map { cos(2 * Double.pi * Double((f * $0) & 255) / 256) } })
-  private static let sines = vectors(
-    (0...44).flatMap { f in (0..<256).map { sin(2 * Double.pi * Double((f * $0) & 255) / 256) } })
+  private static let hann = (0..<256).map { 0.5 - 0.5 * cos(2 * Double.pi * Double($0) / 256) }
+  /// cos and sin of 2π·k/256, the transform's twiddle factors.
+  private static let cosines = (0..<128).map { cos(2 * Double.pi * Double($0) / 256) }
+  private static let sines = (0..<128).map { sin(2 * Double.pi * Double($0) / 256) }
+  /// Where each sample goes before the transform's first stage: its index with the 8 bits reversed.
+  private static let bitReversed = (0..<256).map { n in (0..<8).reduce(0) { $0 << 1 | (n >> $1 & 1) } }
 
-  private static func vectors(_ values: [Double]) -> [SIMD4<Double>] {
-    stride(from: 0, to: values.count, by: 4).map { SIMD4(values[$0..<($0 + 4)]) }
-  }
-
-  /// Power at 0…44 Hz of 256 samples (µV², scaled so a sine of amplitude A gives about A²/2 in its bin).
+  /// Power at 0…44 Hz of 256 samples (µV², scaled so a sine of amplitude A
+  /// gives about A²/2 in its bin): a Hann-windowed radix-2 FFT, a second of
+  /// EEG per channel.
   private static func spectrum(_ samples: [Double]) -> [Double] {
     guard samples.count == 256 else { return [Double](repeating: 0, count: 45) }
     let mean = samples.reduce(0, +) / 256
-    let windowed = (0..<64).map { i in (SIMD4(samples[(4 * i)..<(4 * i + 4)]) - mean) * hann[i] }
-    return windowed.withUnsafeBufferPointer { windowed in
-      cosines.withUnsafeBufferPointer { cosines in
-        sines.withUnsafeBufferPointer { sines in
-          (0...44).map { f in
-            var (re, im) = (SIMD4<Double>.zero, SIMD4<Double>.zero)
-            for i in 0..<64 {
-              re += windowed[i] * cosines[64 * f + i]
-              im -= windowed[i] * sines[64 * f + i]
-            }
-            let (real, imaginary) = (re.sum(), im.sum())
-            // The Hann window halves the amplitude: |X| = A · N / 4.
-            let amplitude = 4 * (real * real + imaginary * imaginary).squareRoot() / 256
-            return amplitude * amplitude / 2
-          }
+    var re = [Double](repeating: 0, count: 256)
+    var im = [Double](repeating: 0, count: 256)
+    for n in 0..<256 { re[bitReversed[n]] = (samples[n] - mean) * hann[n] }
+    var half = 1
+    while half < 256 {
+      // Butterflies of blocks of 2·half; twiddle k·(128/half) for the k-th pair.
+      let stride = 128 / half
+      for block in Swift.stride(from: 0, to: 256, by: 2 * half) {
+        for k in 0..<half {
+          let (c, s) = (cosines[k * stride], -sines[k * stride])
+          let (top, bottom) = (block + k, block + k + half)
+          let (r, i) = (re[bottom] * c - im[bottom] * s, re[bottom] * s + im[bottom] * c)
+          (re[bottom], im[bottom]) = (re[top] - r, im[top] - i)
+          (re[top], im[top]) = (re[top] + r, im[top] + i)
         }
       }
+      half *= 2
+    }
+    return (0...44).map { f in
+      // The Hann window halves the amplitude: |X| = A · N / 4.
+      let amplitude = 4 * (re[f] * re[f] + im[f] * im[f]).squareRoot() / 256
+      return amplitude * amplitude / 2
     }
   }
 
