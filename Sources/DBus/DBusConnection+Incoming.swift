@@ -121,29 +121,22 @@ extension DBusConnection {
       case .concurrent(let concurrent):
         handler = concurrent
       }
-      // On the connection's thread, the handler's own code included: a
-      // handler that awaits others (a model's actor) hops from here as it
-      // would from the pool, and one that answers at once replies without
-      // leaving the thread.
-      Task(executorPreference: executor) { await self.answer(call, by: handler, of: method) }
+      Task {
+        let result: Result<[DBusValue], DBusError>
+        do {
+          let body = try await handler(call)
+          let returned = DBusSignature(body.map(\.type))
+          result =
+            returned == method.output
+            ? .success(body) : .failure(.failed("\(method.name) returned (\(returned)), declared (\(method.output))"))
+        } catch let error as DBusError {
+          result = .failure(error)
+        } catch {
+          result = .failure(.failed(String(describing: error)))
+        }
+        self.reply(call, result)
+      }
     }
-  }
-
-  /// Runs a concurrent method's handler and replies with what it returns.
-  private func answer(_ call: DBusMessage, by handler: DBusMethodHandler, of method: DBusMethod) async {
-    let result: Result<[DBusValue], DBusError>
-    do {
-      let body = try await handler(call)
-      let returned = DBusSignature(body.map(\.type))
-      result =
-        returned == method.output
-        ? .success(body) : .failure(.failed("\(method.name) returned (\(returned)), declared (\(method.output))"))
-    } catch let error as DBusError {
-      result = .failure(error)
-    } catch {
-      result = .failure(.failed(String(describing: error)))
-    }
-    reply(call, result)
   }
 
   private func unknownObject(_ path: ObjectPath) -> DBusError {

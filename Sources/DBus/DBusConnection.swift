@@ -21,14 +21,6 @@ public actor DBusConnection {
   nonisolated let executor: DBusEventThread
   public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
-  /// The connection's thread as a task executor. A task that mostly talks to
-  /// this connection and does little else can prefer it
-  /// (`Task(executorPreference: connection.taskExecutor)`): its awaits of
-  /// the connection's methods and the replies' resumptions then stay on the
-  /// thread, with no hand-over to the cooperative pool and back. Its work
-  /// delays the connection's other traffic meanwhile, so keep it short.
-  public nonisolated var taskExecutor: any TaskExecutor { executor }
-
   let raw: OpaquePointer
   let loop: LibDBusEventLoop
   /// The unique name the bus gave this connection, e.g. `:1.42`.
@@ -202,19 +194,7 @@ public actor DBusConnection {
       timeout.map { Int32(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) }
       ?? -1
     let reply = DBusPendingReply()
-    // The reply resumes the waiting task from the thread that reads it; with
-    // the thread preferred meanwhile, the task goes on there, instead of
-    // being handed to the cooperative pool only to hop back to this actor.
-    return try await withTaskExecutorPreference(executor) {
-      try await waitForReply(reply, to: call, milliseconds: milliseconds)
-    }
-  }
-
-  /// Sends `call` and waits for `reply` to be resolved (see `send(_:timeout:)`).
-  private func waitForReply(_ reply: DBusPendingReply, to call: DBusMessage, milliseconds: Int32) async throws
-    -> DBusMessage
-  {
-    try await withTaskCancellationHandler {
+    return try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { continuation in
         reply.continuation = continuation
         if Task.isCancelled {

@@ -19,15 +19,9 @@ import Synchronization
 /// about to sleep finds the `sleeping` flag set under the same lock and
 /// writes the pipe.
 ///
-/// It is also a task executor: a task that prefers it (the connection's
-/// method handlers, or a caller's `Task(executorPreference:
-/// connection.taskExecutor)`) runs its nonisolated code on the thread too,
-/// so that awaiting the connection and being resumed by a reply does not
-/// cross to another thread and back.
-///
 /// The thread ends once nothing refers to the executor any more (the
 /// connection is gone and no job is queued), after running what was queued.
-final class DBusEventThread: SerialExecutor, TaskExecutor, @unchecked Sendable {
+final class DBusEventThread: SerialExecutor, @unchecked Sendable {
   /// The thread's side: its state and its loop.
   final class Core: @unchecked Sendable {
     struct Inbox {
@@ -168,13 +162,9 @@ final class DBusEventThread: SerialExecutor, TaskExecutor, @unchecked Sendable {
   /// Runs `job` on the thread, after what is queued before it.
   func async(_ job: @escaping @Sendable () -> Void) { core.submit(job) }
 
-  /// Runs a job of the connection's actor, or of a task that prefers the
-  /// thread, on the thread.
   func enqueue(_ job: consuming ExecutorJob) {
     let job = UnownedJob(job)
-    core.submit {
-      job.runSynchronously(isolatedTo: self.asUnownedSerialExecutor(), taskExecutor: self.asUnownedTaskExecutor())
-    }
+    core.submit { job.runSynchronously(on: self.asUnownedSerialExecutor()) }
   }
 
   /// Whether the caller runs on the thread.

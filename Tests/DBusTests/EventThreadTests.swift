@@ -54,53 +54,6 @@ import Testing
     await a.close()
   }
 
-  /// A method's handler runs on the exporting connection's thread, its own
-  /// code after an await included, so a handler that answers at once does
-  /// not cross to the cooperative pool and back.
-  @Test(.timeLimit(.minutes(1))) func aHandlerRunsOnItsConnectionsThread() async throws {
-    let a = try await bus.connect()
-    let b = try await bus.connect()
-    let executor = a.executor
-    let whereAmI = try DBusInterface(
-      name: "org.doppel.Where",
-      methods: [
-        DBusMethod(name: "OnThread", output: "bb") { _ in
-          let before = executor.isCurrent
-          await Task.yield()
-          return [.boolean(before), .boolean(executor.isCurrent)]
-        }
-      ])
-    try await a.export(Self.path, interfaces: [whereAmI])
-    let reply = try await b.call(
-      destination: a.uniqueName, path: Self.path, interface: "org.doppel.Where", method: "OnThread",
-      timeout: .seconds(5))
-    #expect(reply == [.boolean(true), .boolean(true)])
-    await a.close()
-    await b.close()
-  }
-
-  /// A task that prefers the connection's task executor runs its own code
-  /// on the thread, before and after awaiting a call.
-  @Test(.timeLimit(.minutes(1))) func aTaskCanPreferTheConnectionsThread() async throws {
-    let a = try await bus.connect()
-    let b = try await bus.connect()
-    let echo = try DBusInterface(
-      name: "org.doppel.Echo", methods: [DBusMethod(name: "Echo", input: "u", output: "u") { $0.body }])
-    try await b.export(Self.path, interfaces: [echo])
-    let executor = a.executor
-    let destination = b.uniqueName
-    let seen = try await Task(executorPreference: a.taskExecutor) {
-      let before = executor.isCurrent
-      let reply = try await a.call(
-        destination: destination, path: Self.path, interface: "org.doppel.Echo", method: "Echo",
-        arguments: [.uint32(7)], timeout: .seconds(5))
-      return [before, reply == [.uint32(7)], executor.isCurrent]
-    }.value
-    #expect(seen == [true, true, true])
-    await a.close()
-    await b.close()
-  }
-
   /// Once nothing refers to a closed connection, its thread ends (its
   /// core, which the thread holds while it runs, goes away): two hundred
   /// connections opened and closed in turn leave no thread behind.
