@@ -295,13 +295,26 @@ import Testing
   @Test func peerThatDisappearsMidCall() async throws {
     let a = try await bus.connect()
     let b = try await bus.connect()
-    try await exportTestObject(on: a)
+    // The peer goes once the call has reached it: gone before, the bus
+    // answers a call to nobody (ServiceUnknown), as a loaded machine showed.
+    let (entered, reached) = AsyncStream.makeStream(of: Void.self)
+    let slow = try DBusInterface(
+      name: Self.interface,
+      methods: [
+        DBusMethod(name: "Slow", input: "u") { call in
+          reached.yield()
+          try await Task.sleep(for: .milliseconds(Int(call.body[0].int ?? 0)))
+          return []
+        }
+      ])
+    try await a.export(Self.path, interfaces: [slow])
     let target = a.uniqueName
     let call = Task {
       try await b.call(
         destination: target, path: Self.path, interface: Self.interface, method: "Slow", arguments: [.uint32(30_000)])
     }
-    try await Task.sleep(for: .milliseconds(100))
+    var arrivals = entered.makeAsyncIterator()
+    _ = await arrivals.next()
     await a.close()
     do {
       _ = try await call.value
