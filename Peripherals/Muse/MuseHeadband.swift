@@ -79,13 +79,13 @@ public actor MuseHeadband: PeripheralModel {
   /// Streaming sessions started so far.
   public private(set) var sessionCount = 0
   /// EEG packet indexes sent per channel in the current session (sent or dropped for want of a subscriber).
-  public var eegPacketsTaken: Int { session?.taken[MuseStream.eeg.ordinal] ?? 0 }
+  public var eegPacketsTaken: Int { session?.taken[MuseStream.eeg.rawValue] ?? 0 }
 
   /// What one streaming session has sent.
   private struct Session {
     var generation: Int
     var start: Duration
-    /// Packets taken per stream, by `MuseStream.ordinal`.
+    /// Packets taken per stream, by `MuseStream.rawValue`.
     var taken = [Int](repeating: 0, count: MuseStream.allCases.count)
     var telemetryIndex: UInt16 = 0
   }
@@ -375,12 +375,12 @@ public actor MuseHeadband: PeripheralModel {
     var next = Int64.max
     for stream in MuseStream.allCases where stream != .ppg || sendsPPG {
       let due = stream.packetsDue(afterNanoseconds: elapsed)
-      while session.taken[stream.ordinal] < due {
-        let k = session.taken[stream.ordinal]
+      while session.taken[stream.rawValue] < due {
+        let k = session.taken[stream.rawValue]
         packets += self.packets(stream, number: k, session: &session)
-        session.taken[stream.ordinal] = k + 1
+        session.taken[stream.rawValue] = k + 1
       }
-      next = min(next, stream.deadline(ofPacket: session.taken[stream.ordinal]))
+      next = min(next, stream.deadline(ofPacket: session.taken[stream.rawValue]))
     }
     self.session = session
     for (address, bytes) in packets {
@@ -407,21 +407,21 @@ public actor MuseHeadband: PeripheralModel {
     case .eeg:
       // Each channel's twelve codes in a row of one array, channel by channel.
       let perPacket = MusePacket.eegSamplesPerPacket
-      var codes = [UInt16](repeating: 0, count: generators.count * perPacket)
       var now = conditions
       // Taken out for the loop, so that each sample is not an access to the actor's storage.
       var generators: [SyntheticEEG] = []
       swap(&generators, &self.generators)
       defer { swap(&generators, &self.generators) }
+      var codes = [UInt16](repeating: 0, count: generators.count * perPacket)
       for (sample, time) in times.enumerated() {
         now.eyesClosed = eyesClosed(at: time)
         for channel in generators.indices {
           // The synthetic EEG runs on under a recording, so the channels stay in step.
           var value = generators[channel].next(now)
-          if !channelSources.isEmpty, let (source, origin) = channelSources[MuseChannel.allCases[channel]] {
+          if !channelSources.isEmpty, let (source, origin) = channelSources[generators[channel].channel] {
             var copy = source
             value = copy.value(at: max(0, (time - origin).seconds)) ?? value
-            channelSources[MuseChannel.allCases[channel]] = (copy, origin)
+            channelSources[generators[channel].channel] = (copy, origin)
           }
           codes[channel * perPacket + sample] = MusePacket.eegCode(value)
         }

@@ -1,19 +1,10 @@
 /// One of the headband's streams and its timing: how many samples a packet
 /// carries and at what rate, so packet k is due once its last sample is
 /// taken, `(k + 1) · perPacket / rate` seconds after streaming starts.
-enum MuseStream: CaseIterable, Hashable, Sendable {
+///
+/// The raw value is the stream's place in `allCases` (0…4).
+enum MuseStream: Int, CaseIterable, Hashable, Sendable {
   case eeg, accelerometer, gyroscope, ppg, telemetry
-
-  /// The stream's place in `allCases`.
-  var ordinal: Int {
-    switch self {
-    case .eeg: 0
-    case .accelerometer: 1
-    case .gyroscope: 2
-    case .ppg: 3
-    case .telemetry: 4
-    }
-  }
 
   /// Samples per second.
   var rate: Int64 {

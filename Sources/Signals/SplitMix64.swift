@@ -27,17 +27,20 @@ public struct SplitMix64: RandomNumberGenerator, Sendable, Hashable {
   /// depend only on `seed` and `index`: half the logarithms and square roots
   /// of two calls of `gaussian`, for a generator that takes them in turn.
   public static func gaussianPair(seed: UInt64, index: UInt64) -> (Double, Double) {
-    let u1 = max(unit(seed: seed, index: index &* 2), Double.leastNonzeroMagnitude)
-    let angle = 2 * Double.pi * unit(seed: seed, index: index &* 2 &+ 1)
-    let radius = (-2 * log(u1)).squareRoot()
+    let (radius, angle) = polar(seed: seed, index: index)
     return (radius * cos(angle), radius * sin(angle))
   }
 
   /// A standard normal value (Box–Muller) that depends only on `seed` and `index`.
   public static func gaussian(seed: UInt64, index: UInt64) -> Double {
+    let (radius, angle) = polar(seed: seed, index: index)
+    return radius * cos(angle)
+  }
+
+  /// Box–Muller's radius and angle for `index`, from its two uniform draws.
+  private static func polar(seed: UInt64, index: UInt64) -> (radius: Double, angle: Double) {
     let u1 = max(unit(seed: seed, index: index &* 2), Double.leastNonzeroMagnitude)
-    let u2 = unit(seed: seed, index: index &* 2 &+ 1)
-    return (-2 * log(u1)).squareRoot() * cos(2 * Double.pi * u2)
+    return ((-2 * log(u1)).squareRoot(), 2 * Double.pi * unit(seed: seed, index: index &* 2 &+ 1))
   }
 }
 

@@ -71,10 +71,10 @@ public struct BandPowers: Hashable, Sendable, Codable {
     var half = 1
     while half < 256 {
       // Butterflies of blocks of 2·half; twiddle k·(128/half) for the k-th pair.
-      let stride = 128 / half
-      for block in Swift.stride(from: 0, to: 256, by: 2 * half) {
+      let step = 128 / half
+      for block in stride(from: 0, to: 256, by: 2 * half) {
         for k in 0..<half {
-          let (c, s) = (cosines[k * stride], -sines[k * stride])
+          let (c, s) = (cosines[k * step], -sines[k * step])
           let (top, bottom) = (block + k, block + k + half)
           let (r, i) = (re[bottom] * c - im[bottom] * s, re[bottom] * s + im[bottom] * c)
           (re[bottom], im[bottom]) = (re[top] - r, im[top] - i)
