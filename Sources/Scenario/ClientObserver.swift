@@ -17,6 +17,7 @@ public final class ClientObserver: Sendable {
   private let elapsed: Stopwatch
   private let progress: @Sendable (String) -> Void
   private let live: LiveSample?
+  private let reports = Atomic<Int>(0)
 
   /// Receives every sample as it is reported (`doppel watch` prints them):
   /// device, stream, time in seconds, value.
@@ -37,9 +38,16 @@ public final class ClientObserver: Sendable {
   /// Seconds since the start of the run.
   public var now: Double { elapsed().seconds }
 
+  /// How many reports (samples, events, metrics, errors) arrived so far: a
+  /// run that ended waits until this stops moving (`ScenarioTransport.drain`).
+  public var reportCount: Int { reports.load(ordering: .relaxed) }
+
+  private func counted() { reports.add(1, ordering: .relaxed) }
+
   /// A sample of `stream`; `time` is the device's time stamp in seconds from
   /// the start of the run when the protocol carries one, else the arrival time.
   public func sample(_ value: Double, stream: String, device: String, time: Double? = nil) {
+    counted()
     let time = time ?? now
     streams.withLock { $0.add(value, at: time, stream: stream, device: device) }
     live?(device, stream, time, value)
@@ -48,6 +56,7 @@ public final class ClientObserver: Sendable {
   /// Evenly spaced samples of one stream (a packet's worth): `values[i]` at
   /// `start + i · interval` seconds from the start of the run.
   public func samples(_ values: [Double], stream: String, device: String, start: Double, interval: Double) {
+    counted()
     streams.withLock { $0.add(values, at: { start + Double($0) * interval }, stream: stream, device: device) }
     if let live {
       for (i, value) in values.enumerated() { live(device, stream, start + Double(i) * interval, value) }
@@ -57,6 +66,7 @@ public final class ClientObserver: Sendable {
   /// Samples of one or more streams at once (one call to the observer for a
   /// packet's worth), in order; each as `sample(_:stream:device:time:)`.
   public func samples(_ batch: [(value: Double, stream: String, time: Double?)], device: String) {
+    counted()
     let now = now
     streams.withLock { streams in
       for (value, stream, time) in batch { streams.add(value, at: time ?? now, stream: stream, device: device) }
@@ -68,6 +78,7 @@ public final class ClientObserver: Sendable {
 
   /// An event (`connected`, `disconnected`, `malformed`, `tag`, …).
   public func event(_ name: String, device: String, detail: String? = nil) {
+    counted()
     let now = now
     let seen = devices.withLock { devices in
       devices[device, default: DeviceObservations()].events[name, default: 0] += 1
@@ -82,6 +93,7 @@ public final class ClientObserver: Sendable {
 
   /// The current value of a derived figure (`heart-rate`, …).
   public func metric(_ name: String, _ value: Double, device: String) {
+    counted()
     devices.withLock { $0[device, default: DeviceObservations()].metrics[name] = value }
   }
 
@@ -94,6 +106,7 @@ public final class ClientObserver: Sendable {
 
   /// An error the client reported.
   public func error(_ message: String, device: String) {
+    counted()
     devices.withLock { devices in
       var observations = devices[device, default: DeviceObservations()]
       if observations.errors.count < 100 { observations.errors.append(message) } else { observations.moreErrors += 1 }

@@ -23,6 +23,7 @@ struct FaultInjectingHost: PeripheralHost {
       // Lost on air: the model cannot tell, as with a real link.
       if await base.subscribers(of: characteristic).isEmpty { throw GATTError(.noSubscribers, "no subscribers") }
     case .corrupt: try await base.notify(FaultPlan.corrupt(value), characteristic: characteristic)
+    case .withhold: break
     }
   }
 
@@ -34,6 +35,7 @@ struct FaultInjectingHost: PeripheralHost {
       // An indication that never arrives is never confirmed: the link layer gives up.
       throw GATTError(.timeout, "indication lost (scenario fault)")
     case .corrupt: try await base.indicate(FaultPlan.corrupt(value), characteristic: characteristic)
+    case .withhold: break
     }
   }
 

@@ -9,6 +9,7 @@ import Synchronization
 /// that should not cost two switches of executor.
 public final class FaultPlan: Sendable {
   private struct State {
+    var silenced = false
     var stalled = false
     var stallDrops = false
     var stallWaiters: [CheckedContinuation<Void, Never>] = []
@@ -32,6 +33,8 @@ public final class FaultPlan: Sendable {
   public var responseDelay: Duration { state.withLock { $0.responseDelay } }
   /// Whether new connections are kept.
   public var acceptsConnections: Bool { state.withLock { $0.acceptsConnections } }
+  /// Notifications a stall holds now (their senders wait).
+  var held: Int { state.withLock { $0.stallWaiters.count } }
   /// Notifications lost to `drop` and dropping stalls.
   public var dropped: Int { state.withLock { $0.dropped } }
   /// Notifications garbled by `corrupt`.
@@ -44,6 +47,8 @@ public final class FaultPlan: Sendable {
     case send
     case drop
     case corrupt
+    /// The run ended (`silence()`): not sent, and not counted as lost.
+    case withhold
   }
 
   /// Decides the next notification's fate, first waiting out a delaying stall.
@@ -52,7 +57,7 @@ public final class FaultPlan: Sendable {
       if let verdict = verdictNow() { return verdict }
       await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
         let held = state.withLock { state in
-          guard state.stalled && !state.stallDrops else { return false }
+          guard state.stalled && !state.stallDrops && !state.silenced else { return false }
           state.stallWaiters.append(waiter)
           return true
         }
@@ -65,6 +70,7 @@ public final class FaultPlan: Sendable {
   /// holds notifications (then `nextNotification()` waits it out).
   func verdictNow() -> Verdict? {
     state.withLock { state in
+      if state.silenced { return .withhold }
       if state.stalled && !state.stallDrops { return nil }
       if state.stalled && state.stallDrops {
         state.dropped += 1
@@ -120,6 +126,19 @@ public final class FaultPlan: Sendable {
 
   /// Releases any notification held by a stall (at the end of a run).
   func release() { stall(false) }
+
+  /// The run ended: from now on the device's notifications and indications
+  /// are withheld (not counted as dropped), so what it sent before can reach
+  /// the clients while the run drains. Releases a stall's held notifications
+  /// into silence.
+  func silence() {
+    let released = state.withLock { state in
+      state.silenced = true
+      defer { state.stallWaiters = [] }
+      return state.stallWaiters
+    }
+    for waiter in released { waiter.resume() }
+  }
 
   /// Garbles a value the way a bad link does: every byte's bits flipped by a
   /// fixed pattern, so an ASCII number is no longer one and a binary frame

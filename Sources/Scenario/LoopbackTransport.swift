@@ -84,6 +84,12 @@ public final class LoopbackTransport: ScenarioTransport {
     try await virtualClock.holding(work)
   }
 
+  /// In virtual time nothing is in flight but the jobs of this instant: the
+  /// executor runs until it is quiet, and the clock stays where the run ended.
+  public func drain(reports: @escaping @Sendable () -> Int) async {
+    if let executor = virtualClock.executor { await executor.untilQuiet() }
+  }
+
   public func shutdown() async {
     await air.removeAll()
     ownExecutor?.shutdown()

@@ -185,6 +185,11 @@ public struct ScenarioRunner: Sendable {
     // What the devices saw when the scenario ended, before the clients are stopped.
     var activity: [String: CentralActivity] = [:]
     for device in running { activity[device.spec.id] = device.peripheral.activity.snapshot }
+    if mode == .endToEnd {
+      // The devices fall silent, and what they sent before the end reaches the clients.
+      for device in running { device.peripheral.faults.silence() }
+      await transport.drain { observer.reportCount }
+    }
     for task in tasks { task.cancel() }
     for task in tasks { await task.value }
     var faults: [String: (Int, Int, Int)] = [:]

@@ -30,6 +30,13 @@ public protocol ScenarioTransport: Sendable {
   /// the run (a server starting on threads of its own). A virtual clock
   /// stands still meanwhile; a wall clock just runs on.
   func outsideRunTime<T: Sendable>(_ work: @Sendable () async throws -> T) async throws -> T
+
+  /// After the run ended and its devices fell silent: lets what they sent
+  /// before reach the clients, until `reports` (the observer's count) has
+  /// stood still for a moment. Over a real link values are still in flight
+  /// then (bluetoothd, the controllers); without this, a loaded machine
+  /// cuts the last second of every stream off its counts.
+  func drain(reports: @escaping @Sendable () -> Int) async
 }
 
 extension ScenarioTransport {
@@ -37,6 +44,20 @@ extension ScenarioTransport {
 
   public func outsideRunTime<T: Sendable>(_ work: @Sendable () async throws -> T) async throws -> T {
     try await work()
+  }
+
+  /// On the wall clock: polls every 100 ms, done once a second passes with
+  /// no new report, and after 5 s at most.
+  public func drain(reports: @escaping @Sendable () -> Int) async {
+    let clock = ContinuousClock()
+    let deadline = clock.now + .seconds(5)
+    var last = reports()
+    var quietSince = clock.now
+    while clock.now < deadline, clock.now - quietSince < .seconds(1) {
+      do { try await clock.sleep(for: .milliseconds(100)) } catch { return }
+      let count = reports()
+      if count != last { (last, quietSince) = (count, clock.now) }
+    }
   }
 }
 
