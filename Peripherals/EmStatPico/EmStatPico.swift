@@ -415,6 +415,9 @@ public actor EmStatPico: PeripheralModel {
     guard abort === abortSignal, isRunningScript else { return }
     mode = .idle
     runner = nil
+    // The instant its last line was written to the TX FIFO: a scenario can end
+    // a measurement's run this long after it (`after: script-done`).
+    host?.firmwareEvent("script-done", detail: abort.isSet ? "aborted" : "completed")
   }
 
   // MARK: Output

@@ -127,7 +127,7 @@ public struct EmStatPicoBinding: DeviceBinding {
       "version", "script-sent", "measurement-started", "measurement-ended", "script-ended", "aborted", "overload",
       "device-error",
     ],
-    firmwareEvents: ["command", "script", "script-refused", "abort", "gpio", "hibernate", "wake"])
+    firmwareEvents: ["command", "script", "script-refused", "script-done", "abort", "gpio", "hibernate", "wake"])
 
   public let device: DeviceSpec
   let pico: EmStatPico

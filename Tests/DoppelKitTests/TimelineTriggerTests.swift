@@ -59,4 +59,34 @@ struct TimelineTriggerTests {
     let end = report.elapsed / .seconds(1)
     #expect(abs(end - activity.connections[1].connectedAt - 1) < 0.1, "\(end), \(activity.connections)")
   }
+
+  /// An EmStat's run can end when its measurement is done: the firmware
+  /// reports `script-done` as the script's last line leaves, and every point
+  /// has been counted by the time the run ends 2 s later.
+  @Test func anEmStatsRunEndsAfterItsScriptIsDone() async throws {
+    let report = try await run(
+      """
+      scenario: emstat ends after its script
+      seed: 3
+      duration: 60s
+      devices:
+        - id: pico
+          model: emstat-pico
+          config: {cell: resistor, resistance: 10000}
+      timeline:
+        - {after: script-done, delay: 2s, do: end}
+      expect:
+        - event: {name: script-ended, count: 1}
+        - samples: {stream: current, min-count: 101, max-count: 101}
+        - firmware-event: {name: script-done, count: 1}
+      """)
+    #expect(report.passed, "\(report.results.map(\.observed))")
+    let activity = try #require(report.activity["pico"])
+    let done = try #require(activity.firmwareEvents.first { $0.name == "script-done" })
+    #expect(done.detail == "completed")
+    let script = try #require(activity.firmwareEvents.first { $0.name == "script" })
+    #expect(done.at > script.at)
+    let end = report.elapsed / .seconds(1)
+    #expect(abs(end - done.at - 2) < 0.1, "ended at \(end), the script was done at \(done.at)")
+  }
 }
