@@ -31,6 +31,11 @@ def decode_bvp(data):
     return index, [s / 16 for s in samples]
 
 
+def log(message):
+    """A line of progress, with the wall clock's time (to line up with doppel's log)."""
+    print(f"{time.time():.3f} {message}", flush=True)
+
+
 def start_command(unix_seconds=None):
     """0x01 + uint32 Unix seconds: starts streaming and sets the device clock."""
     return bytes([0x01]) + struct.pack("<I", int(unix_seconds if unix_seconds is not None else time.time()))
@@ -71,7 +76,7 @@ class E4Session:
                 await client.connect()
                 return client, lost
             except (BleakError, asyncio.TimeoutError) as error:
-                print(f"connect attempt {attempt} failed: {error}", flush=True)
+                log(f"connect attempt {attempt} failed: {error}")
                 if attempt == attempts:
                     raise
                 await asyncio.sleep(1)
@@ -80,13 +85,15 @@ class E4Session:
         """Streams for `seconds`, reconnecting after a lost link when allowed."""
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
+            log(f"scanning for {self.name} on {self.adapter}")
             device = await self.find(timeout=max(1.0, deadline - time.monotonic()))
             if device is None:
                 continue
+            log(f"found {device.address}")
             client, lost = await self.connect(device)
             self.connections += 1
             number = self.connections
-            print(f"connected ({number}) to {device.address}", flush=True)
+            log(f"connected ({number}) to {device.address}")
             try:
                 def on_bvp(_, data, number=number):
                     try:
@@ -110,10 +117,10 @@ class E4Session:
                     except asyncio.TimeoutError:
                         pass
             except BleakError as error:
-                print(f"connection {number}: {error}", flush=True)
+                log(f"connection {number}: {error}")
             if lost.is_set():
                 self.disconnections += 1
-                print(f"link {number} lost", flush=True)
+                log(f"link {number} lost")
                 if not self.reconnect:
                     break
             else:
