@@ -168,3 +168,11 @@ let package = Package(
   ],
   swiftLanguageModes: [.v6]
 )
+
+// Test code is compiled without optimisation in every configuration: ci/test's one release build
+// (`--build-tests`, for a release doppel in the lab) then spends its time optimising the code under
+// test, not the tests. Test targets belong to no product, so the flag does not keep the package's
+// libraries from being a dependency.
+for target in package.targets where target.type == .test {
+  target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-Onone"])]
+}
