@@ -948,6 +948,19 @@ public actor BlueZPeripheral: PeripheralHost {
       ])
   }
 
+  /// Waits until bluetoothd has read every notification sent so far on the
+  /// sockets it acquired, until `deadline` at most; returns whether it had.
+  /// (A run's end: what the device sent before it fell silent is counted.)
+  public func allNotificationsTaken(by deadline: ContinuousClock.Instant) async -> Bool {
+    var taken = true
+    for (_, sockets) in acquired {
+      for entry in sockets where !(await entry.socket.drain(within: max(.zero, deadline - ContinuousClock.now))) {
+        taken = false
+      }
+    }
+    return taken
+  }
+
   /// How long ``notificationsTaken()`` waits for bluetoothd at most (10 s
   /// unless set). Long enough for a bluetoothd busy with other adapters (a
   /// loaded CI lab); a stream behind by it catches up, as its model sends

@@ -25,6 +25,7 @@ public actor BlueZTransport: ScenarioTransport {
   private let notificationSockets: Bool
   private let advertisingRefresh: Duration?
   private var hostedCount = 0
+  private var peripherals: [BlueZPeripheral] = []
 
   /// - Parameters:
   ///   - adapters: the adapters this run may use (hci names or addresses),
@@ -78,7 +79,20 @@ public actor BlueZTransport: ScenarioTransport {
       advertisingRefresh: advertisingRefresh)
     hosted[device.id] = adapter.name
     hostedAddresses[device.id] = adapter.address
+    peripherals.append(peripheral)
     return Hosted(peripheral: peripheral)
+  }
+
+  /// First until bluetoothd has read what the hosted devices sent (their
+  /// notification sockets; 5 s at most), then until the clients' reports
+  /// stand still. A bluetoothd busy with other lanes can hold a second of a
+  /// 256 Hz stream in the sockets, longer than the reports' quiet second.
+  public func drain(reports: @escaping @Sendable () -> Int) async {
+    let deadline = ContinuousClock.now + .seconds(5)
+    for peripheral in peripherals {
+      _ = await peripheral.allNotificationsTaken(by: deadline)
+    }
+    await drainUntilReportsStandStill(reports)
   }
 
   public func centralLink(for device: DeviceSpec) async throws -> any CentralLink {

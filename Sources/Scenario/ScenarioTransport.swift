@@ -46,9 +46,14 @@ extension ScenarioTransport {
     try await work()
   }
 
-  /// On the wall clock: polls every 100 ms, done once a second passes with
-  /// no new report, and after 5 s at most.
+  /// On the wall clock: ``drainUntilReportsStandStill(_:)``.
   public func drain(reports: @escaping @Sendable () -> Int) async {
+    await drainUntilReportsStandStill(reports)
+  }
+
+  /// Polls `reports` every 100 ms, done once a second passes with no new
+  /// report, and after 5 s at most.
+  public func drainUntilReportsStandStill(_ reports: @escaping @Sendable () -> Int) async {
     let clock = ContinuousClock()
     let deadline = clock.now + .seconds(5)
     var last = reports()

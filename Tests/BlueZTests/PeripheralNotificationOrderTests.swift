@@ -139,4 +139,21 @@ import Testing
     close(second)
     await peripheral.stop()
   }
+
+  /// A run's end waits until bluetoothd has read what was sent, and no
+  /// longer: not while the sockets hold notifications, at once after.
+  @Test func allNotificationsTakenWaitsForTheReaderUntilTheDeadline() async throws {
+    let (peripheral, first, second) = try await host(name: "taken")
+    try await peripheral.notify([1], characteristic: TwoStreams.first)
+    let start = ContinuousClock.now
+    #expect(!(await peripheral.allNotificationsTaken(by: start + .milliseconds(300))))
+    #expect(ContinuousClock.now - start >= .milliseconds(300))
+    #expect(Self.read(first) == [1])
+    let again = ContinuousClock.now
+    #expect(await peripheral.allNotificationsTaken(by: again + .seconds(5)))
+    #expect(ContinuousClock.now - again < .seconds(1))
+    close(first)
+    close(second)
+    await peripheral.stop()
+  }
 }
