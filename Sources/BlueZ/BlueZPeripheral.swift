@@ -925,13 +925,7 @@ public actor BlueZPeripheral: PeripheralHost {
     // nor closes a socket would otherwise hold every wait for the whole
     // bound; half a second until a wait finds everything read again.
     let bound = bluetoothdBehind ? min(notificationOrderBound, .milliseconds(500)) : notificationOrderBound
-    let deadline = ContinuousClock.now + bound
-    var unread: [CharacteristicAddress] = []
-    for (address, sockets) in acquired {
-      for entry in sockets where !(await entry.socket.drain(within: max(.zero, deadline - ContinuousClock.now))) {
-        unread.append(address)
-      }
-    }
+    let unread = await unreadCharacteristics(by: ContinuousClock.now + bound)
     guard !unread.isEmpty else {
       bluetoothdBehind = false
       return
@@ -952,13 +946,19 @@ public actor BlueZPeripheral: PeripheralHost {
   /// sockets it acquired, until `deadline` at most; returns whether it had.
   /// (A run's end: what the device sent before it fell silent is counted.)
   public func allNotificationsTaken(by deadline: ContinuousClock.Instant) async -> Bool {
-    var taken = true
-    for (_, sockets) in acquired {
+    await unreadCharacteristics(by: deadline).isEmpty
+  }
+
+  /// The characteristics whose sockets still hold notifications bluetoothd
+  /// has not read, once each socket was given until `deadline` to drain.
+  private func unreadCharacteristics(by deadline: ContinuousClock.Instant) async -> [CharacteristicAddress] {
+    var unread: [CharacteristicAddress] = []
+    for (address, sockets) in acquired {
       for entry in sockets where !(await entry.socket.drain(within: max(.zero, deadline - ContinuousClock.now))) {
-        taken = false
+        unread.append(address)
       }
     }
-    return taken
+    return unread
   }
 
   /// How long ``notificationsTaken()`` waits for bluetoothd at most (10 s
