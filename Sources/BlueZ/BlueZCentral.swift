@@ -11,11 +11,17 @@ public struct BlueZCentral: CentralLink {
   /// connect takes it for stalled, ends it and connects once more
   /// (``defaultLinkStallLimit``).
   public let linkStallLimit: Duration
+  /// Counts every notification and indication its connections receive.
+  public let received: NotificationCounter
 
-  public init(adapter: BluetoothAdapter, bus: DBusConnection, linkStallLimit: Duration = defaultLinkStallLimit) {
+  public init(
+    adapter: BluetoothAdapter, bus: DBusConnection, linkStallLimit: Duration = defaultLinkStallLimit,
+    received: NotificationCounter = NotificationCounter()
+  ) {
     self.adapter = adapter
     self.bus = bus
     self.linkStallLimit = linkStallLimit
+    self.received = received
   }
 
   /// Discovers LE peripherals passing `filter` (BlueZ `SetDiscoveryFilter`
@@ -243,7 +249,8 @@ public struct BlueZCentral: CentralLink {
           }
         }
         guard resolved else { throw CancellationError() }
-        let connection = try await BlueZCentralConnection.open(peripheral: peripheral, device: device, bus: bus)
+        let connection = try await BlueZCentralConnection.open(
+          peripheral: peripheral, device: device, bus: bus, received: received)
         Logger.bluez.debug("connected, services resolved", metadata: ["peripheral": "\(peripheral)"])
         return connection
       }

@@ -8,6 +8,8 @@ public actor BlueZCentralConnection: CentralConnection {
   public nonisolated let peripheral: PeripheralID
   let device: DBusRemoteObject
   let bus: DBusConnection
+  /// Counts the notifications its subscriptions receive.
+  let received: NotificationCounter
   private var characteristics: [CharacteristicAddress: (path: ObjectPath, properties: CharacteristicProperties)] = [:]
   /// The `GattDescriptor1` objects of each characteristic, by UUID.
   private var descriptorPaths: [CharacteristicAddress: [BluetoothUUID: ObjectPath]] = [:]
@@ -25,18 +27,19 @@ public actor BlueZCentralConnection: CentralConnection {
   private var watch: Task<Void, Never>?
   private var ownerWatch: Task<Void, Never>?
 
-  static func open(peripheral: PeripheralID, device: DBusRemoteObject, bus: DBusConnection) async throws
-    -> BlueZCentralConnection
-  {
-    let connection = BlueZCentralConnection(peripheral: peripheral, device: device, bus: bus)
+  static func open(
+    peripheral: PeripheralID, device: DBusRemoteObject, bus: DBusConnection, received: NotificationCounter
+  ) async throws -> BlueZCentralConnection {
+    let connection = BlueZCentralConnection(peripheral: peripheral, device: device, bus: bus, received: received)
     try await connection.start()
     return connection
   }
 
-  private init(peripheral: PeripheralID, device: DBusRemoteObject, bus: DBusConnection) {
+  private init(peripheral: PeripheralID, device: DBusRemoteObject, bus: DBusConnection, received: NotificationCounter) {
     self.peripheral = peripheral
     self.device = device
     self.bus = bus
+    self.received = received
   }
 
   private func start() async throws {
@@ -202,9 +205,12 @@ public actor BlueZCentralConnection: CentralConnection {
       {
         if let mtu = acquired.last?.int { currentMTU = max(currentMTU, mtu) }
         notificationSinks[id] = continuation
+        let received = received
         let socket = NotificationSocket(fd: fd, mtu: max(currentMTU, 23)) { event in
           switch event {
-          case .packet(let bytes): continuation.yield(bytes)
+          case .packet(let bytes):
+            received.increment()
+            continuation.yield(bytes)
           case .closed: Task { await self.socketClosed(id, characteristic) }
           }
         }
@@ -220,10 +226,14 @@ public actor BlueZCentralConnection: CentralConnection {
           sender: BlueZ.service, interface: BlueZ.propertiesInterface, member: "PropertiesChanged", path: object.path))
       _ = try await object.call(BlueZ.gattCharacteristicInterface, "StartNotify")
       notificationSinks[id] = continuation
+      let received = received
       let forward = Task {
         do {
           for try await change in values where change.body.first?.string == BlueZ.gattCharacteristicInterface {
-            if let value = change.body[1].dictionary?["Value"]?.bytes { continuation.yield(value) }
+            if let value = change.body[1].dictionary?["Value"]?.bytes {
+              received.increment()
+              continuation.yield(value)
+            }
           }
         } catch {}
       }

@@ -942,6 +942,10 @@ public actor BlueZPeripheral: PeripheralHost {
       ])
   }
 
+  /// The notifications and indications handed to bluetoothd so far, one per
+  /// subscribed central (through an acquired socket or a `Value` change).
+  public private(set) var notificationsSent = 0
+
   /// Waits until bluetoothd has read every notification sent so far on the
   /// sockets it acquired, until `deadline` at most; returns whether it had.
   /// (A run's end: what the device sent before it fell silent is counted.)
@@ -993,6 +997,7 @@ public actor BlueZPeripheral: PeripheralHost {
         do throws(NotificationSocket.Closed) {
           try await socket.send(value)
           delivered = true
+          notificationsSent += 1
         } catch {
           await notificationSocketClosed(address, number)
         }
@@ -1004,6 +1009,8 @@ public actor BlueZPeripheral: PeripheralHost {
     }
     do {
       try await bus.updateProperties(at: path, interface: BlueZ.gattCharacteristicInterface, ["Value": .bytes(value)])
+      // bluetoothd sends the new value to every subscribed central.
+      notificationsSent += (subscribed[address] ?? []).count
     } catch {
       throw BlueZError.gattError(error, "notifying \(address)")
     }

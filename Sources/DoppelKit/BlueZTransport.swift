@@ -1,6 +1,7 @@
 import BlueZ
 import DBus
 import GATT
+import Logging
 import Scenario
 
 /// Runs a scenario over BlueZ in wall time: each device hosted on its
@@ -26,6 +27,11 @@ public actor BlueZTransport: ScenarioTransport {
   private let advertisingRefresh: Duration?
   private var hostedCount = 0
   private var peripherals: [BlueZPeripheral] = []
+  /// What the centrals of this transport received (``centralLink(for:)``,
+  /// ``central(on:)``): with the hosted devices' counts, whether everything
+  /// sent has arrived.
+  private let received = NotificationCounter()
+  private static let log = Logger(label: "doppel.bluez")
 
   /// - Parameters:
   ///   - adapters: the adapters this run may use (hci names or addresses),
@@ -84,15 +90,61 @@ public actor BlueZTransport: ScenarioTransport {
   }
 
   /// First until bluetoothd has read what the hosted devices sent (their
-  /// notification sockets; 5 s at most), then until the clients' reports
-  /// stand still. A bluetoothd busy with other lanes can hold a second of a
-  /// 256 Hz stream in the sockets, longer than the reports' quiet second.
+  /// notification sockets; 5 s at most); then, when the clients are this
+  /// transport's centrals, until they received as many notifications as the
+  /// devices sent (``drainUntilEverythingSentArrived()``); then until the
+  /// clients' reports stand still. A bluetoothd busy with other lanes held
+  /// 1–4 s of a 256 Hz stream after its sockets were read, longer than the
+  /// reports' quiet second.
   public func drain(reports: @escaping @Sendable () -> Int) async {
     let deadline = ContinuousClock.now + .seconds(5)
     for peripheral in peripherals {
       _ = await peripheral.allNotificationsTaken(by: deadline)
     }
+    if !centralBuses.isEmpty {
+      let (sent, arrived) = await drainUntilEverythingSentArrived()
+      if arrived < sent {
+        Self.log.info(
+          "the clients received fewer notifications than the devices sent",
+          metadata: ["sent": "\(sent)", "received": "\(arrived)"])
+      }
+    }
     await drainUntilReportsStandStill(reports)
+  }
+
+  /// Until the centrals received at least as many notifications as the
+  /// hosted devices sent: ``waitUntilReceived(_:reach:stillFor:limit:)``.
+  func drainUntilEverythingSentArrived() async -> (sent: Int, received: Int) {
+    let received = received
+    return await Self.waitUntilReceived(
+      { received.value },
+      reach: { [peripherals] in
+        var sent = 0
+        for peripheral in peripherals { sent += await peripheral.notificationsSent }
+        return sent
+      })
+  }
+
+  /// Polls every 50 ms until `received` reaches `sent`. Some notifications
+  /// never arrive (those in flight when a link dropped, `Value` changes
+  /// bluetoothd merged), so it also ends once `received` stood still for
+  /// `stillFor`, and after `limit` at most. Returns the counts it ended with.
+  static func waitUntilReceived(
+    _ received: @Sendable () -> Int, reach sent: @Sendable () async -> Int,
+    stillFor: Duration = .seconds(2), limit: Duration = .seconds(30)
+  ) async -> (sent: Int, received: Int) {
+    let clock = ContinuousClock()
+    let deadline = clock.now + limit
+    var last = received()
+    var progress = clock.now
+    while true {
+      let target = await sent()
+      let count = received()
+      if count >= target || clock.now >= deadline { return (target, count) }
+      if count != last { (last, progress) = (count, clock.now) }
+      if clock.now - progress >= stillFor { return (target, count) }
+      do { try await clock.sleep(for: .milliseconds(50)) } catch { return (target, count) }
+    }
   }
 
   public func centralLink(for device: DeviceSpec) async throws -> any CentralLink {
@@ -122,7 +174,7 @@ public actor BlueZTransport: ScenarioTransport {
     // Taken before the next suspension, so clients starting at once get different adapters.
     clientAdapters[device.id] = adapter
     try await adapter.powerOn(on: bus)
-    return BlueZCentral(adapter: adapter, bus: bus)
+    return BlueZCentral(adapter: adapter, bus: bus, received: received)
   }
 
   /// A central on `adapter` (an hci name or address; `nil`: the first
@@ -133,7 +185,7 @@ public actor BlueZTransport: ScenarioTransport {
     centralBuses.append(bus)
     let found = try await BluetoothAdapter.find(adapter, on: bus)
     try await found.powerOn(on: bus)
-    return (BlueZCentral(adapter: found, bus: bus), found.name)
+    return (BlueZCentral(adapter: found, bus: bus, received: received), found.name)
   }
 
   /// The number in an adapter's name (`hci12` → 12), for ordering them as the kernel numbered them.

@@ -37,6 +37,8 @@ struct CentralNotificationEndTests {
     #expect(packet.withUnsafeBytes { write(fake.ends.bluetoothd, $0.baseAddress, $0.count) } == 3)
     var iterator = notifications.makeAsyncIterator()
     #expect(try await iterator.next() == packet)
+    // Counted as it arrived: what a run's end compares with what was sent.
+    #expect(central.received.value == 1)
     return (connection, notifications, events)
   }
 

@@ -156,4 +156,23 @@ import Testing
     close(second)
     await peripheral.stop()
   }
+
+  /// The count a run's end compares with what its clients received: one a
+  /// notification handed to bluetoothd, none for one refused.
+  @Test func notificationsSentCountsWhatReachedASocket() async throws {
+    let (peripheral, first, second) = try await host(name: "counted")
+    #expect(await peripheral.notificationsSent == 0)
+    try await peripheral.notify([1], characteristic: TwoStreams.first)
+    try await peripheral.notify([2], characteristic: TwoStreams.second)
+    try await peripheral.notify([3], characteristic: TwoStreams.first)
+    #expect(await peripheral.notificationsSent == 3)
+    // Longer than the MTU allows: refused, not counted.
+    await #expect(throws: GATTError.self) {
+      try await peripheral.notify([UInt8](repeating: 0, count: 100), characteristic: TwoStreams.first)
+    }
+    #expect(await peripheral.notificationsSent == 3)
+    close(first)
+    close(second)
+    await peripheral.stop()
+  }
 }
