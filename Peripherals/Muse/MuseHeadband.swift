@@ -67,6 +67,8 @@ public actor MuseHeadband: PeripheralModel {
   private var session: Session?
   private var generation = 0
   private var streamTask: Task<Void, Never>?
+  /// Ticks sending their packets now (`tick` awaits each send).
+  private var sendingTicks = 0
   private var batteryTask: Task<Void, Never>?
   private var battery: DrainingBattery
 
@@ -237,6 +239,27 @@ public actor MuseHeadband: PeripheralModel {
     if !isPoweredOn { await host.setAdvertisingEnabled(false) }
   }
 
+  /// Returns once the session has sent every packet due by now (5 s at
+  /// most): its sets wait for the host to take the last before AF7 goes
+  /// (``tick(_:)``), and a busy host leaves them behind the timeline.
+  public func catchUp() async {
+    guard let timeline, let session else { return }
+    let due = (timeline.elapsed() - session.start).nanoseconds
+    let clock = ContinuousClock()
+    let deadline = clock.now + .seconds(5)
+    while clock.now < deadline, let current = self.session, current.generation == session.generation {
+      let behind = streams.contains { current.taken[$0.rawValue] < $0.packetsDue(afterNanoseconds: due) }
+      guard behind || sendingTicks > 0 else { return }
+      do { try await clock.sleep(for: .milliseconds(5)) } catch { return }
+    }
+  }
+
+  /// The streams this headband sends: PPG only on a variant with it, in a preset that has it on.
+  private var streams: [MuseStream] {
+    let sendsPPG = configuration.variant.hasPPG && preset.ppg
+    return MuseStream.allCases.filter { $0 != .ppg || sendsPPG }
+  }
+
   public func stop() async {
     endSession()
     batteryTask?.cancel()
@@ -371,9 +394,8 @@ public actor MuseHeadband: PeripheralModel {
     guard var session, session.generation == generation, let timeline else { return nil }
     let elapsed = (timeline.elapsed() - session.start).nanoseconds
     var packets: [(CharacteristicAddress, [UInt8])] = []
-    let sendsPPG = configuration.variant.hasPPG && preset.ppg
     var next = Int64.max
-    for stream in MuseStream.allCases where stream != .ppg || sendsPPG {
+    for stream in streams {
       let due = stream.packetsDue(afterNanoseconds: elapsed)
       while session.taken[stream.rawValue] < due {
         let k = session.taken[stream.rawValue]
@@ -383,6 +405,8 @@ public actor MuseHeadband: PeripheralModel {
       next = min(next, stream.deadline(ofPacket: session.taken[stream.rawValue]))
     }
     self.session = session
+    sendingTicks += 1
+    defer { sendingTicks -= 1 }
     for (address, bytes) in packets {
       // muse-lsl files a set of EEG packets when AF7, sent last, arrives: the
       // other four must be taken before it, and it before the next set's.

@@ -45,12 +45,18 @@ public protocol PeripheralModel: Sendable {
   /// Something happened to the hosting stack itself (``HostEvent``): after
   /// `.stackLost` every central has been reported disconnected.
   func hostEvent(_ event: HostEvent) async
+  /// Returns once the model has sent what its timeline made due by now, 5 s
+  /// at most: a model that waits for its host before sending more (as the
+  /// Muse does, for the order of its EEG sets) may be behind when a run ends
+  /// over a busy stack. By default it returns at once.
+  func catchUp() async
 }
 
 extension PeripheralModel {
   public func start(host: any PeripheralHost) async {}
   public func hostEvent(_ event: HostEvent) async {}
   public func stop() async {}
+  public func catchUp() async {}
   public func centralConnected(_ central: CentralID) async {}
   public func centralDisconnected(_ central: CentralID, reason: DisconnectReason) async {}
   public func mtuChanged(_ mtu: Int, central: CentralID) async {}

@@ -31,6 +31,10 @@ actor ScenarioPeripheral: PeripheralModel {
     await model.start(host: faulty)
   }
 
+  func catchUp() async {
+    await model.catchUp()
+  }
+
   func stop() async {
     faults.release()
     await model.stop()

@@ -186,7 +186,9 @@ public struct ScenarioRunner: Sendable {
     var activity: [String: CentralActivity] = [:]
     for device in running { activity[device.spec.id] = device.peripheral.activity.snapshot }
     if mode == .endToEnd {
-      // The devices fall silent, and what they sent before the end reaches the clients.
+      // A device held back catches up; then the devices fall silent, and what
+      // they sent before the end reaches the clients.
+      await transport.catchUp()
       for device in running { device.peripheral.faults.silence() }
       await transport.drain { observer.reportCount }
     }

@@ -31,6 +31,15 @@ public protocol ScenarioTransport: Sendable {
   /// stands still meanwhile; a wall clock just runs on.
   func outsideRunTime<T: Sendable>(_ work: @Sendable () async throws -> T) async throws -> T
 
+  /// When the run ended, before its devices fall silent: lets a device the
+  /// stack held back send what was due by then
+  /// (``PeripheralModel/catchUp()``). Over BlueZ a busy bluetoothd reads a
+  /// device's notifications late, and a device that waits for it (the Muse
+  /// orders its EEG sets so) is behind its own timeline; silenced at once,
+  /// it would never send the last of what the run's time made due. In
+  /// virtual time nothing is behind.
+  func catchUp() async
+
   /// After the run ended and its devices fell silent: lets what they sent
   /// before reach the clients, until `reports` (the observer's count) has
   /// stood still for a moment. Over a real link values are still in flight
@@ -45,6 +54,9 @@ extension ScenarioTransport {
   public func outsideRunTime<T: Sendable>(_ work: @Sendable () async throws -> T) async throws -> T {
     try await work()
   }
+
+  /// Nothing held back: the devices are on time.
+  public func catchUp() async {}
 
   /// On the wall clock: ``drainUntilReportsStandStill(_:)``.
   public func drain(reports: @escaping @Sendable () -> Int) async {

@@ -1,0 +1,73 @@
+import GATT
+import Muse
+import Synchronization
+import Testing
+
+/// A run's end over a busy stack: the headband, held back by a host that is
+/// slow to take its notifications, sends what its timeline made due before
+/// it is silenced (`catchUp()`).
+@Suite(.timeLimit(.minutes(1)))
+struct MuseCatchUpTests {
+  /// A host on the wall clock that takes notifications only once let go
+  /// (`notificationsTaken()` waits meanwhile), as a busy bluetoothd reads late.
+  final class SlowReaderHost: PeripheralHost {
+    private let state = Mutex((held: true, sent: [CharacteristicAddress: Int]()))
+    var clock: any Clock<Duration> { ContinuousClock() }
+
+    func letGo() { state.withLock { $0.held = false } }
+    func sent(to address: CharacteristicAddress) -> Int { state.withLock { $0.sent[address] ?? 0 } }
+
+    nonisolated(nonsending) func notify(_ value: [UInt8], characteristic: CharacteristicAddress)
+      async throws(GATTError)
+    {
+      state.withLock { $0.sent[characteristic, default: 0] += 1 }
+    }
+    nonisolated(nonsending) func indicate(_ value: [UInt8], characteristic: CharacteristicAddress)
+      async throws(GATTError)
+    {}
+    func subscribers(of characteristic: CharacteristicAddress) async -> [CentralID] { [CentralID("central")] }
+    var connectedCentrals: [CentralID] { get async { [CentralID("central")] } }
+    func mtu(for central: CentralID) async -> Int? { 247 }
+    func disconnect(_ central: CentralID) async {}
+    func setAdvertisingEnabled(_ enabled: Bool) async {}
+    nonisolated(nonsending) func notificationsTaken() async {
+      while state.withLock({ $0.held }) { try? await Task.sleep(for: .milliseconds(2)) }
+    }
+  }
+
+  @Test func catchUpReturnsOnceEverythingDueIsSent() async throws {
+    let host = SlowReaderHost()
+    let headband = MuseHeadband()
+    await headband.start(host: host)
+    await headband.centralConnected(CentralID("central"))
+    try await headband.write(
+      characteristic: MuseHeadband.control, value: MuseCommand.frame("d"), type: .withResponse,
+      central: CentralID("central"))
+    let started = ContinuousClock.now
+    // Held back for 400 ms: about 8 EEG sets due, at most the first sent.
+    try await Task.sleep(for: .milliseconds(400))
+    let tp9 = MuseHeadband.eeg(.tp9)
+    #expect(host.sent(to: tp9) <= 1)
+    let letGo = Task {
+      try? await Task.sleep(for: .milliseconds(100))
+      host.letGo()
+    }
+    let asked = ContinuousClock.now
+    await headband.catchUp()
+    // 256 samples a second, 12 a packet: what was due when catchUp was asked.
+    let due = Int((asked - started).seconds * 256 / 12)
+    #expect(due >= 8)
+    #expect(host.sent(to: tp9) >= due - 1, "\(host.sent(to: tp9)) TP9 packets sent, \(due) due")
+    await letGo.value
+    await headband.stop()
+  }
+
+  @Test func catchUpReturnsAtOnceWhenNothingStreams() async {
+    let headband = MuseHeadband()
+    await headband.start(host: SlowReaderHost())
+    let clock = ContinuousClock()
+    let start = clock.now
+    await headband.catchUp()
+    #expect(clock.now - start < .seconds(1))
+  }
+}
