@@ -5,6 +5,7 @@ counts), subscribes to a characteristic, optionally writes a command that
 makes the device answer, waits for one notification, and disconnects.
 
 usage: bleak_cycles.py ADAPTER NAME NOTIFY_UUID CYCLES [--write UUID HEX] [--label LABEL]
+                       [--cycle-limit SECONDS]
 
 Prints one line per failed cycle (its kind and message), then
 "LABEL.figure value" lines: cycles, failed, failures by kind, and the
@@ -13,6 +14,7 @@ Exit status 0 when no cycle failed.
 """
 import argparse
 import asyncio
+import io
 import statistics
 import sys
 import time
@@ -55,13 +57,32 @@ async def cycle(adapter, name, notify, write):
             pass
 
 
+async def bounded(limit, *arguments):
+    """A cycle that has not ended within LIMIT seconds fails as "hung", with
+    the line it was waiting at: every await of a cycle should be bounded by
+    bleak or here, and one was not (a CI lab once waited 23 minutes)."""
+    task = asyncio.ensure_future(cycle(*arguments))
+    done, _ = await asyncio.wait({task}, timeout=limit)
+    if task in done:
+        return task.result()
+    stack = io.StringIO()
+    task.print_stack(file=stack)
+    lines = [line.strip() for line in stack.getvalue().splitlines() if line.strip()]
+    task.cancel()
+    try:
+        await asyncio.wait_for(task, timeout=10.0)
+    except BaseException:  # cancelled, or what cancelling it raised: the cycle failed either way
+        pass
+    return ("hung", f"no end within {limit:.0f} s, waiting at: {' / '.join(lines[-2:])}")
+
+
 async def main(options):
     write = (options.write[0], bytes.fromhex(options.write[1])) if options.write else None
     times, failures = [], {}
     for number in range(1, options.cycles + 1):
         start = time.monotonic()
         try:
-            outcome = await cycle(options.adapter, options.name, options.notify, write)
+            outcome = await bounded(options.cycle_limit, options.adapter, options.name, options.notify, write)
         except Exception as error:  # anything else bleak raises is a failed cycle too
             outcome = ("other", f"{type(error).__name__}: {error}")
         if outcome is None:
@@ -93,4 +114,5 @@ if __name__ == "__main__":
     parser.add_argument("cycles", type=int)
     parser.add_argument("--write", nargs=2, metavar=("UUID", "HEX"))
     parser.add_argument("--label", default="bleak")
+    parser.add_argument("--cycle-limit", type=float, default=90.0, help="seconds a cycle may take (default 90)")
     sys.exit(asyncio.run(main(parser.parse_args())))
