@@ -18,6 +18,7 @@ import io
 import statistics
 import sys
 import time
+import traceback
 
 from bleak import BleakClient, BleakScanner
 from bleak.exc import BleakCharacteristicNotFoundError, BleakError
@@ -57,6 +58,15 @@ async def cycle(adapter, name, notify, write):
             pass
 
 
+def raised_at(error):
+    """Where ERROR came from: the cycle's line that awaited, and the innermost
+    frame (a bare TimeoutError says nothing of which await timed out)."""
+    frames = traceback.extract_tb(error.__traceback__)
+    ours = [frame for frame in frames if frame.name == "cycle"]
+    picked = ([ours[-1]] if ours else []) + ([frames[-1]] if frames else [])
+    return " / ".join(f"{frame.name}:{frame.lineno} {frame.line or ''}".strip() for frame in picked) or "unknown"
+
+
 async def bounded(limit, *arguments):
     """A cycle that has not ended within LIMIT seconds fails as "hung", with
     the line it was waiting at: every await of a cycle should be bounded by
@@ -84,7 +94,7 @@ async def main(options):
         try:
             outcome = await bounded(options.cycle_limit, options.adapter, options.name, options.notify, write)
         except Exception as error:  # anything else bleak raises is a failed cycle too
-            outcome = ("other", f"{type(error).__name__}: {error}")
+            outcome = ("other", f"{type(error).__name__}: {error} (raised at: {raised_at(error)})")
         if outcome is None:
             times.append(time.monotonic() - start)
         else:
