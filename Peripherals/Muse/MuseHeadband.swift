@@ -199,8 +199,12 @@ public actor MuseHeadband: PeripheralModel {
   }
 
   /// Switches the headband off: streaming stops, advertising stops and
-  /// every central is disconnected.
+  /// every central is disconnected. What it sampled before that goes out
+  /// first (``catchUp()``): only a host slow to take it held it back.
   public func powerOff() async {
+    guard isPoweredOn else { return }
+    await catchUp()
+    // Another power-off may have finished while this one waited.
     guard isPoweredOn else { return }
     settleBattery()
     isPoweredOn = false
@@ -245,12 +249,12 @@ public actor MuseHeadband: PeripheralModel {
   public func catchUp() async {
     guard let timeline, let session else { return }
     let due = (timeline.elapsed() - session.start).nanoseconds
-    let clock = ContinuousClock()
-    let deadline = clock.now + .seconds(5)
-    while clock.now < deadline, let current = self.session, current.generation == session.generation {
+    // On the host's clock: in the loopback's virtual time a tick due now runs while this sleeps.
+    let deadline = timeline.elapsed() + .seconds(5)
+    while timeline.elapsed() < deadline, let current = self.session, current.generation == session.generation {
       let behind = streams.contains { current.taken[$0.rawValue] < $0.packetsDue(afterNanoseconds: due) }
       guard behind || sendingTicks > 0 else { return }
-      do { try await clock.sleep(for: .milliseconds(5)) } catch { return }
+      do { try await timeline.sleep(timeline.elapsed() + .milliseconds(5)) } catch { return }
     }
   }
 

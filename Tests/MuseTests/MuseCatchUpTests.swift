@@ -62,6 +62,38 @@ struct MuseCatchUpTests {
     await headband.stop()
   }
 
+  /// A battery that empties switches the headband off only after it sent
+  /// what it had sampled: a held-back host does not lose the last seconds.
+  @Test func anEmptyBatterySendsWhatWasSampledBeforeSwitchingOff() async throws {
+    let host = SlowReaderHost()
+    let headband = MuseHeadband()
+    await headband.start(host: host)
+    await headband.centralConnected(CentralID("central"))
+    try await headband.write(
+      characteristic: MuseHeadband.control, value: MuseCommand.frame("d"), type: .withResponse,
+      central: CentralID("central"))
+    let started = ContinuousClock.now
+    try await Task.sleep(for: .milliseconds(400))
+    let tp9 = MuseHeadband.eeg(.tp9)
+    #expect(host.sent(to: tp9) <= 1)
+    let letGo = Task {
+      try? await Task.sleep(for: .milliseconds(100))
+      host.letGo()
+    }
+    let emptied = ContinuousClock.now
+    await headband.setBattery(0)
+    let due = Int((emptied - started).seconds * 256 / 12)
+    #expect(await !headband.isPoweredOn)
+    #expect(await !headband.isStreaming)
+    #expect(host.sent(to: tp9) >= due - 1, "\(host.sent(to: tp9)) TP9 packets sent, \(due) due")
+    // Nothing after it switched off.
+    let atOff = host.sent(to: tp9)
+    try await Task.sleep(for: .milliseconds(200))
+    #expect(host.sent(to: tp9) == atOff)
+    await letGo.value
+    await headband.stop()
+  }
+
   @Test func catchUpReturnsAtOnceWhenNothingStreams() async {
     let headband = MuseHeadband()
     await headband.start(host: SlowReaderHost())
