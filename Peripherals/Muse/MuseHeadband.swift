@@ -188,6 +188,8 @@ public actor MuseHeadband: PeripheralModel {
   /// disconnects), a level above zero switches an off headband back on
   /// (it advertises again).
   public func setBattery(_ level: Double) async {
+    // What was sampled before it emptied goes out with the level it had then.
+    if level <= 0 { await catchUp() }
     settleBattery()
     battery.level = min(1, max(0, level))
     if battery.level <= 0 {
