@@ -89,6 +89,10 @@ public actor MuseHeadband: PeripheralModel {
     var start: Duration
     /// Packets taken per stream, by `MuseStream.rawValue`.
     var taken = [Int](repeating: 0, count: MuseStream.allCases.count)
+    /// Packets whose sending has finished per stream (taken, then handed to the host).
+    var sent = [Int](repeating: 0, count: MuseStream.allCases.count)
+    /// Set by ``catchUp()``: nothing sampled after this (ns into the session) is sent.
+    var cutOff: Int64?
     var telemetryIndex: UInt16 = 0
   }
 
@@ -188,12 +192,14 @@ public actor MuseHeadband: PeripheralModel {
   /// disconnects), a level above zero switches an off headband back on
   /// (it advertises again).
   public func setBattery(_ level: Double) async {
-    // What was sampled before it emptied goes out with the level it had then.
-    if level <= 0 { await catchUp() }
+    if level <= 0, isPoweredOn {
+      // What was sampled before it emptied goes out with the level it had then.
+      await catchUp()
+    }
     settleBattery()
     battery.level = min(1, max(0, level))
     if battery.level <= 0 {
-      await powerOff()
+      await switchOff()
     } else if !isPoweredOn {
       isPoweredOn = true
       await host?.setAdvertisingEnabled(true)
@@ -206,7 +212,12 @@ public actor MuseHeadband: PeripheralModel {
   public func powerOff() async {
     guard isPoweredOn else { return }
     await catchUp()
-    // Another power-off may have finished while this one waited.
+    await switchOff()
+  }
+
+  /// Switches off at once: what is not sent by now is lost.
+  private func switchOff() async {
+    // Another switch-off may have finished while a catch-up waited.
     guard isPoweredOn else { return }
     settleBattery()
     isPoweredOn = false
@@ -246,17 +257,27 @@ public actor MuseHeadband: PeripheralModel {
   }
 
   /// Returns once the session has sent every packet due by now (5 s at
-  /// most): its sets wait for the host to take the last before AF7 goes
-  /// (``tick(_:)``), and a busy host leaves them behind the timeline.
+  /// most), and sends nothing sampled after it: the end of a run or a
+  /// switch-off follows. Its sets wait for the host to take the last before
+  /// AF7 goes (``tick(_:)``), and a busy host leaves them behind the timeline.
   public func catchUp() async {
     guard let timeline, let session else { return }
+    let generation = session.generation
     let due = (timeline.elapsed() - session.start).nanoseconds
-    // On the host's clock: in the loopback's virtual time a tick due now runs while this sleeps.
-    let deadline = timeline.elapsed() + .seconds(5)
-    while timeline.elapsed() < deadline, let current = self.session, current.generation == session.generation {
-      let behind = streams.contains { current.taken[$0.rawValue] < $0.packetsDue(afterNanoseconds: due) }
-      guard behind || sendingTicks > 0 else { return }
-      do { try await timeline.sleep(timeline.elapsed() + .milliseconds(5)) } catch { return }
+    self.session?.cutOff = min(due, session.cutOff ?? .max)
+    let clock = ContinuousClock()
+    let deadline = clock.now + .seconds(5)
+    while clock.now < deadline, let current = self.session, current.generation == generation {
+      let behind = streams.contains { current.sent[$0.rawValue] < $0.packetsDue(afterNanoseconds: due) }
+      guard behind else { return }
+      if sendingTicks == 0 {
+        // Nothing on its way: the tick due has not run yet (in the
+        // loopback, one due at this very instant). Send from here.
+        _ = await tick(generation)
+      } else {
+        // A tick the host holds back: it is on the wall clock.
+        do { try await clock.sleep(for: .milliseconds(5)) } catch { return }
+      }
     }
   }
 
@@ -398,7 +419,7 @@ public actor MuseHeadband: PeripheralModel {
   /// (on the device timeline); `nil` when this session is over.
   private func tick(_ generation: Int) async -> Duration? {
     guard var session, session.generation == generation, let timeline else { return nil }
-    let elapsed = (timeline.elapsed() - session.start).nanoseconds
+    let elapsed = min((timeline.elapsed() - session.start).nanoseconds, session.cutOff ?? .max)
     var packets: [(CharacteristicAddress, [UInt8])] = []
     var next = Int64.max
     for stream in streams {
@@ -420,6 +441,14 @@ public actor MuseHeadband: PeripheralModel {
       await send(bytes, to: address)
       if address == Self.eeg(.af7) { await host?.notificationsTaken() }
       guard self.session?.generation == generation else { return nil }
+    }
+    let taken = session.taken
+    if let sent = self.session?.sent { self.session?.sent = zip(sent, taken).map { max($0, $1) } }
+    // Cut off (``catchUp()``): once all before the cut-off is taken, nothing more.
+    if let cutOff = session.cutOff,
+      streams.allSatisfy({ taken[$0.rawValue] >= $0.packetsDue(afterNanoseconds: cutOff) })
+    {
+      return nil
     }
     return session.start + .nanoseconds(next)
   }

@@ -11,16 +11,21 @@ struct MuseCatchUpTests {
   /// A host on the wall clock that takes notifications only once let go
   /// (`notificationsTaken()` waits meanwhile), as a busy bluetoothd reads late.
   final class SlowReaderHost: PeripheralHost {
-    private let state = Mutex((held: true, sent: [CharacteristicAddress: Int]()))
+    private let state = Mutex(
+      (held: true, sent: [CharacteristicAddress: Int](), last: [CharacteristicAddress: [UInt8]]()))
     var clock: any Clock<Duration> { ContinuousClock() }
 
     func letGo() { state.withLock { $0.held = false } }
     func sent(to address: CharacteristicAddress) -> Int { state.withLock { $0.sent[address] ?? 0 } }
+    func last(to address: CharacteristicAddress) -> [UInt8]? { state.withLock { $0.last[address] } }
 
     nonisolated(nonsending) func notify(_ value: [UInt8], characteristic: CharacteristicAddress)
       async throws(GATTError)
     {
-      state.withLock { $0.sent[characteristic, default: 0] += 1 }
+      state.withLock {
+        $0.sent[characteristic, default: 0] += 1
+        $0.last[characteristic] = value
+      }
     }
     nonisolated(nonsending) func indicate(_ value: [UInt8], characteristic: CharacteristicAddress)
       async throws(GATTError)
@@ -63,17 +68,19 @@ struct MuseCatchUpTests {
   }
 
   /// A battery that empties switches the headband off only after it sent
-  /// what it had sampled: a held-back host does not lose the last seconds.
+  /// what it had sampled, with the level it had then, and nothing sampled
+  /// after: a held-back host does not lose the last seconds.
   @Test func anEmptyBatterySendsWhatWasSampledBeforeSwitchingOff() async throws {
     let host = SlowReaderHost()
-    let headband = MuseHeadband()
+    let headband = MuseHeadband(configuration: MuseConfiguration(batteryLevel: 0.5))
     await headband.start(host: host)
     await headband.centralConnected(CentralID("central"))
     try await headband.write(
       characteristic: MuseHeadband.control, value: MuseCommand.frame("d"), type: .withResponse,
       central: CentralID("central"))
     let started = ContinuousClock.now
-    try await Task.sleep(for: .milliseconds(400))
+    // Held back past the second telemetry packet (one at once, then one a second).
+    try await Task.sleep(for: .milliseconds(1200))
     let tp9 = MuseHeadband.eeg(.tp9)
     #expect(host.sent(to: tp9) <= 1)
     let letGo = Task {
@@ -86,7 +93,13 @@ struct MuseCatchUpTests {
     #expect(await !headband.isPoweredOn)
     #expect(await !headband.isStreaming)
     #expect(host.sent(to: tp9) >= due - 1, "\(host.sent(to: tp9)) TP9 packets sent, \(due) due")
-    // Nothing after it switched off.
+    // Nothing sampled after the battery emptied, though the catch-up took 100 ms and more.
+    #expect(host.sent(to: tp9) <= due + 1, "\(host.sent(to: tp9)) TP9 packets sent, \(due) due")
+    #expect(host.sent(to: MuseHeadband.telemetry) >= 2)
+    // The last telemetry reports the level before it emptied (percent · 512 after the index).
+    let telemetry = try #require(host.last(to: MuseHeadband.telemetry))
+    let percent = Double(UInt16(telemetry[2]) << 8 | UInt16(telemetry[3])) / 512
+    #expect(percent > 40, "the last telemetry said \(percent) %")
     let atOff = host.sent(to: tp9)
     try await Task.sleep(for: .milliseconds(200))
     #expect(host.sent(to: tp9) == atOff)
