@@ -40,23 +40,33 @@ struct MuseCatchUpTests {
     }
   }
 
-  @Test func catchUpReturnsOnceEverythingDueIsSent() async throws {
-    let host = SlowReaderHost()
-    let headband = MuseHeadband()
+  /// A headband streaming to `host` for `held` (the host taking nothing),
+  /// the time it started, and a task that lets the host go 100 ms later.
+  private func heldBack(
+    _ headband: MuseHeadband, by host: SlowReaderHost, for held: Duration
+  ) async throws -> (started: ContinuousClock.Instant, letGo: Task<Void, Never>) {
     await headband.start(host: host)
     await headband.centralConnected(CentralID("central"))
     try await headband.write(
       characteristic: MuseHeadband.control, value: MuseCommand.frame("d"), type: .withResponse,
       central: CentralID("central"))
     let started = ContinuousClock.now
-    // Held back for 400 ms: about 8 EEG sets due, at most the first sent.
-    try await Task.sleep(for: .milliseconds(400))
-    let tp9 = MuseHeadband.eeg(.tp9)
-    #expect(host.sent(to: tp9) <= 1)
+    try await Task.sleep(for: held)
+    // At most the first set's TP9 went before AF7 waited for the host.
+    #expect(host.sent(to: MuseHeadband.eeg(.tp9)) <= 1)
     let letGo = Task {
       try? await Task.sleep(for: .milliseconds(100))
       host.letGo()
     }
+    return (started, letGo)
+  }
+
+  @Test func catchUpReturnsOnceEverythingDueIsSent() async throws {
+    let host = SlowReaderHost()
+    let headband = MuseHeadband()
+    // Held back for 400 ms: about 8 EEG sets due.
+    let (started, letGo) = try await heldBack(headband, by: host, for: .milliseconds(400))
+    let tp9 = MuseHeadband.eeg(.tp9)
     let asked = ContinuousClock.now
     await headband.catchUp()
     // 256 samples a second, 12 a packet: what was due when catchUp was asked.
@@ -73,20 +83,9 @@ struct MuseCatchUpTests {
   @Test func anEmptyBatterySendsWhatWasSampledBeforeSwitchingOff() async throws {
     let host = SlowReaderHost()
     let headband = MuseHeadband(configuration: MuseConfiguration(batteryLevel: 0.5))
-    await headband.start(host: host)
-    await headband.centralConnected(CentralID("central"))
-    try await headband.write(
-      characteristic: MuseHeadband.control, value: MuseCommand.frame("d"), type: .withResponse,
-      central: CentralID("central"))
-    let started = ContinuousClock.now
     // Held back past the second telemetry packet (one at once, then one a second).
-    try await Task.sleep(for: .milliseconds(1200))
+    let (started, letGo) = try await heldBack(headband, by: host, for: .milliseconds(1200))
     let tp9 = MuseHeadband.eeg(.tp9)
-    #expect(host.sent(to: tp9) <= 1)
-    let letGo = Task {
-      try? await Task.sleep(for: .milliseconds(100))
-      host.letGo()
-    }
     let emptied = ContinuousClock.now
     await headband.setBattery(0)
     let due = Int((emptied - started).seconds * 256 / 12)
