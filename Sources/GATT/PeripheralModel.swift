@@ -46,7 +46,8 @@ public protocol PeripheralModel: Sendable {
   /// `.stackLost` every central has been reported disconnected.
   func hostEvent(_ event: HostEvent) async
   /// Returns once the model has sent what its timeline made due by now, 5 s
-  /// at most: a model that waits for its host before sending more (as the
+  /// at most, and sends nothing sampled after that (silence or a switch-off
+  /// follows): a model that waits for its host before sending more (as the
   /// Muse does, for the order of its EEG sets) may be behind when a run ends
   /// over a busy stack. By default it returns at once.
   func catchUp() async
