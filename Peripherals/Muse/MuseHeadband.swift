@@ -69,6 +69,8 @@ public actor MuseHeadband: PeripheralModel {
   private var streamTask: Task<Void, Never>?
   /// Ticks sending their packets now (`tick` awaits each send).
   private var sendingTicks = 0
+  /// While a catch-up runs: when it gives up, and the ticks stop sending.
+  private var catchUpLimit: ContinuousClock.Instant?
   private var batteryTask: Task<Void, Never>?
   private var battery: DrainingBattery
 
@@ -256,17 +258,20 @@ public actor MuseHeadband: PeripheralModel {
     if !isPoweredOn { await host.setAdvertisingEnabled(false) }
   }
 
-  /// Returns once the session has sent every packet due by now (5 s at
-  /// most), and sends nothing sampled after it: the end of a run or a
-  /// switch-off follows. Its sets wait for the host to take the last before
-  /// AF7 goes (``tick(_:)``), and a busy host leaves them behind the timeline.
+  /// Returns once the session has sent every packet due by now (15 s at
+  /// most: then what is left is not sent), and sends nothing sampled after
+  /// it: the end of a run or a switch-off follows. Its sets wait for the
+  /// host to take the last before AF7 goes (``tick(_:)``), and a busy host
+  /// leaves them behind the timeline (8 s once, in a loaded lab).
   public func catchUp() async {
     guard let timeline, let session else { return }
     let generation = session.generation
     let due = (timeline.elapsed() - session.start).nanoseconds
     self.session?.cutOff = min(due, session.cutOff ?? .max)
     let clock = ContinuousClock()
-    let deadline = clock.now + .seconds(5)
+    let deadline = clock.now + Self.catchUpLimit
+    catchUpLimit = deadline
+    defer { catchUpLimit = nil }
     while clock.now < deadline, let current = self.session, current.generation == generation {
       let behind = streams.contains { current.sent[$0.rawValue] < $0.packetsDue(afterNanoseconds: due) }
       guard behind else { return }
@@ -280,6 +285,9 @@ public actor MuseHeadband: PeripheralModel {
       }
     }
   }
+
+  /// How long ``catchUp()`` waits at most.
+  static let catchUpLimit: Duration = .seconds(15)
 
   /// The streams this headband sends: PPG only on a variant with it, in a preset that has it on.
   private var streams: [MuseStream] {
@@ -441,6 +449,8 @@ public actor MuseHeadband: PeripheralModel {
       await send(bytes, to: address)
       if address == Self.eeg(.af7) { await host?.notificationsTaken() }
       guard self.session?.generation == generation else { return nil }
+      // A catch-up that gave up: silence or a switch-off comes next.
+      if let limit = catchUpLimit, ContinuousClock.now >= limit { return nil }
     }
     let taken = session.taken
     if let sent = self.session?.sent { self.session?.sent = zip(sent, taken).map { max($0, $1) } }

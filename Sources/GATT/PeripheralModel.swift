@@ -45,8 +45,8 @@ public protocol PeripheralModel: Sendable {
   /// Something happened to the hosting stack itself (``HostEvent``): after
   /// `.stackLost` every central has been reported disconnected.
   func hostEvent(_ event: HostEvent) async
-  /// Returns once the model has sent what its timeline made due by now, 5 s
-  /// at most, and sends nothing sampled after that (silence or a switch-off
+  /// Returns once the model has sent what its timeline made due by now
+  /// (within a bound of its own), and sends nothing sampled after that (silence or a switch-off
   /// follows): a model that waits for its host before sending more (as the
   /// Muse does, for the order of its EEG sets) may be behind when a run ends
   /// over a busy stack. By default it returns at once.
