@@ -262,7 +262,7 @@ public actor MuseHeadband: PeripheralModel {
   /// most: then what is left is not sent), and sends nothing sampled after
   /// it: the end of a run or a switch-off follows. Its sets wait for the
   /// host to take the last before AF7 goes (``tick(_:)``), and a busy host
-  /// leaves them behind the timeline (8 s once, in a loaded lab).
+  /// leaves them behind the timeline (2 s seen in a loaded lab).
   public func catchUp() async {
     guard let timeline, let session else { return }
     let generation = session.generation
