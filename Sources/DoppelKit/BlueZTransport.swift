@@ -90,13 +90,20 @@ public actor BlueZTransport: ScenarioTransport {
   }
 
   /// Until every hosted model has sent what was due by now
-  /// (``PeripheralModel/catchUp()``, 5 s at most each). A model that waits
+  /// (``PeripheralModel/catchUp()``; a Muse waits 15 s at most). A model that waits
   /// for bluetoothd to read before it sends more falls behind its timeline
   /// when bluetoothd is busy: in a loaded lab a Muse was 0.85 s behind at
   /// the end of a 16 s run, 220 EEG samples due and never sent.
   public func catchUp() async {
     for peripheral in peripherals {
-      await peripheral.model.catchUp()
+      let clock = ContinuousClock()
+      let took = await clock.measure { await peripheral.model.catchUp() }
+      // A device far behind makes the end of a run late: say by how much.
+      if took > .milliseconds(500) {
+        Self.log.info(
+          "a device caught up with its timeline",
+          metadata: ["device": "\(peripheral.model.advertisement.localName ?? "?")", "took": "\(took)"])
+      }
     }
   }
 
