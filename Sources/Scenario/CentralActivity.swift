@@ -19,6 +19,15 @@ public struct CentralActivity: Sendable {
     /// Who ended it: `remote` (the central), `local` (the device or a scenario
     /// fault), `linkLoss`; `nil` while connected.
     public var endedBy: DisconnectReason?
+    /// When the link was down for the central too, for a link the device
+    /// ended: the device lets go at once (`disconnectedAt`), but bluetoothd
+    /// ends the link only after its disconnect timer (2 s, 4 s seen in a
+    /// loaded lab). `nil` when the same as `disconnectedAt` (the loopback)
+    /// or not known.
+    public var linkEndedAt: Double?
+
+    /// When the central lost the link: from here it can connect again.
+    public var droppedAt: Double? { linkEndedAt ?? disconnectedAt }
     /// The ATT MTU last negotiated on it.
     public var mtu: Int?
   }
@@ -157,6 +166,19 @@ final class CentralActivityRecorder: Sendable {
     let now = elapsed()
     activity.withLock {
       $0.firmwareEvents.append(CentralActivity.FirmwareEvent(name: name, detail: detail, at: now))
+    }
+  }
+
+  /// The device's disconnect of `central` returned: the link is down on the
+  /// central's side too. Kept only when later than the device's own end.
+  func linkEnded(_ central: CentralID) {
+    let now = elapsed()
+    let name = "\(central)"
+    activity.withLock { activity in
+      guard let index = activity.connections.lastIndex(where: { $0.central == name }),
+        let ended = activity.connections[index].disconnectedAt, now > ended + 0.001
+      else { return }
+      activity.connections[index].linkEndedAt = now
     }
   }
 

@@ -46,23 +46,28 @@ enum CentralActivityCheck {
       let wanted =
         "after each dropped link, connected again within \(ScenarioDuration.format(within))"
         + (again.isEmpty ? "" : " and subscribed again to \(again.joined(separator: ", "))")
-      let drops = activity.connections.compactMap(\.disconnectedAt)
-      guard !drops.isEmpty else { return result(false, "the link never dropped, so nothing to reconnect", wanted) }
-      let end = activity.connections.map { $0.disconnectedAt ?? $0.connectedAt }.max() ?? 0
+      // Timed from when the central lost the link: it cannot connect again
+      // before. A device's own disconnect lets go at once, but bluetoothd
+      // takes the link down only after its disconnect timer.
+      let dropped = activity.connections.filter { $0.disconnectedAt != nil }
+      guard !dropped.isEmpty else { return result(false, "the link never dropped, so nothing to reconnect", wanted) }
+      let end = activity.connections.map { $0.droppedAt ?? $0.connectedAt }.max() ?? 0
       var problems: [String] = []
       var reconnections = 0
-      for drop in drops {
+      for connection in dropped {
+        guard let asked = connection.disconnectedAt, let drop = connection.droppedAt else { continue }
+        let when =
+          "dropped at \(seconds(asked))" + (drop > asked ? " (the link down at \(seconds(drop)))" : "")
         guard let next = activity.connections.first(where: { $0.connectedAt >= drop }) else {
           // A drop at the very end of the run (the run stopping) needs no reconnection.
-          if drop < end || activity.faultDisconnects.contains(where: { abs($0 - drop) < 1 }) {
-            problems.append("dropped at \(seconds(drop)), never connected again")
+          if drop < end || activity.faultDisconnects.contains(where: { abs($0 - asked) < 1 }) {
+            problems.append("\(when), never connected again")
           }
           continue
         }
         reconnections += 1
         if next.connectedAt - drop > within.seconds + 1e-9 {
-          problems.append(
-            "dropped at \(seconds(drop)), connected again only after \(seconds(next.connectedAt - drop))")
+          problems.append("\(when), connected again only after \(seconds(next.connectedAt - drop))")
           continue
         }
         for characteristic in again {
@@ -71,7 +76,7 @@ enum CentralActivityCheck {
           }
           if resubscribed == nil || resubscribed!.at - drop > within.seconds + 1e-9 {
             problems.append(
-              "dropped at \(seconds(drop)), connected again after \(seconds(next.connectedAt - drop)) but "
+              "\(when), connected again after \(seconds(next.connectedAt - drop)) but "
                 + (resubscribed.map { "subscribed to '\(characteristic)' only after \(seconds($0.at - drop))" }
                   ?? "never subscribed to '\(characteristic)' again"))
           }
@@ -79,7 +84,7 @@ enum CentralActivityCheck {
       }
       let saw =
         problems.isEmpty
-        ? "\(drops.count) dropped, \(reconnections) reconnected in time" : problems.joined(separator: "; ")
+        ? "\(dropped.count) dropped, \(reconnections) reconnected in time" : problems.joined(separator: "; ")
       return result(problems.isEmpty, saw, wanted)
     case .centralStayedSubscribed(let characteristic):
       let subscribed = activity.isSubscribed(characteristic)

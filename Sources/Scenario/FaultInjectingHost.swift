@@ -47,7 +47,10 @@ struct FaultInjectingHost: PeripheralHost {
 
   func mtu(for central: CentralID) async -> Int? { await base.mtu(for: central) }
 
-  func disconnect(_ central: CentralID) async { await base.disconnect(central) }
+  func disconnect(_ central: CentralID) async {
+    await base.disconnect(central)
+    activity.linkEnded(central)
+  }
 
   func setAdvertisingEnabled(_ enabled: Bool) async { await base.setAdvertisingEnabled(enabled) }
 
