@@ -170,15 +170,19 @@ final class CentralActivityRecorder: Sendable {
   }
 
   /// The device's disconnect of `central` returned: the link is down on the
-  /// central's side too. Kept only when later than the device's own end.
+  /// central's side too. Kept only when later than the device's own end, and
+  /// never later than the central's next connection (a disconnect whose
+  /// answer was lost returns at its timeout).
   func linkEnded(_ central: CentralID) {
     let now = elapsed()
     let name = "\(central)"
     activity.withLock { activity in
-      guard let index = activity.connections.lastIndex(where: { $0.central == name }),
+      guard
+        let index = activity.connections.lastIndex(where: { $0.central == name && $0.disconnectedAt != nil }),
         let ended = activity.connections[index].disconnectedAt, now > ended + 0.001
       else { return }
-      activity.connections[index].linkEndedAt = now
+      let next = activity.connections[(index + 1)...].first { $0.central == name }?.connectedAt
+      activity.connections[index].linkEndedAt = min(now, next ?? now)
     }
   }
 

@@ -75,6 +75,30 @@ import Testing
     #expect(connection.linkEndedAt == 16.6)
     #expect(connection.droppedAt == 16.6)
   }
+
+  /// A disconnect whose answer came late (at its timeout) does not put the
+  /// link's end after the central's next connection.
+  @Test func theLinksEndIsNeverAfterTheNextConnection() async {
+    let clock = ManualSeconds()
+    let activity = CentralActivityRecorder(elapsed: { clock.now })
+    let central = CentralID("00:AA:01:01:00:01")
+    let base = SlowDisconnectHost(
+      onDisconnect: {
+        activity.disconnected(central, reason: .local)
+        clock.now = 15
+        activity.connected(central)
+        clock.now = 37.4
+      })
+    let host = FaultInjectingHost(base: base, faults: FaultPlan(), activity: activity, events: DeviceEventFeed())
+    clock.now = 7
+    activity.connected(central)
+    clock.now = 12.4
+    await host.disconnect(central)
+    let connections = activity.snapshot.connections
+    #expect(connections.count == 2)
+    #expect(connections[0].linkEndedAt == 15)
+    #expect(connections[1].disconnectedAt == nil)
+  }
 }
 
 /// Seconds a test sets by hand.
