@@ -7,7 +7,15 @@ public struct MethodScriptPackage: Hashable, Sendable, CustomStringConvertible {
   public init(_ values: [MethodScriptValue]) { self.values = values }
 
   /// The line as the firmware writes it, without its `\n`.
-  public var line: String { "P" + values.map(\.text).joined(separator: ";") }
+  public var line: String {
+    var bytes: [UInt8] = [UInt8(ascii: "P")]
+    bytes.reserveCapacity(1 + 24 * values.count)
+    for (index, value) in values.enumerated() {
+      if index > 0 { bytes.append(UInt8(ascii: ";")) }
+      value.write(to: &bytes)
+    }
+    return String(decoding: bytes, as: UTF8.self)
+  }
 
   public var description: String { line }
 

@@ -93,17 +93,38 @@ public struct MethodScriptValue: Hashable, Sendable, CustomStringConvertible {
 
   /// The variable as the firmware writes it, e.g. `ba48D503Dp,10,288`.
   public var text: String {
-    var text = type.code
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(24)
+    write(to: &bytes)
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  /// Appends `text`'s bytes: a package line writes its variables one after
+  /// another without a string each.
+  func write(to bytes: inout [UInt8]) {
+    bytes += type.code.utf8
     if let raw {
-      text += Self.hex(raw + Self.offset, digits: 7) + String(prefix.rawValue)
+      Self.writeHex(raw + Self.offset, digits: 7, to: &bytes)
+      bytes += prefix.rawValue.utf8
     } else {
-      text += "     nan"
+      bytes += "     nan".utf8
     }
-    if let status { text += ",1" + Self.hex(Int(status.rawValue & 0xF), digits: 1) }
-    if let rangeIndex { text += ",2" + Self.hex(Int(rangeIndex), digits: 2) }
-    if let noise { text += ",4" + Self.hex(max(0, noise), digits: 1) }
-    for other in otherMetadata { text += "," + other }
-    return text
+    if let status {
+      bytes += ",1".utf8
+      Self.writeHex(Int(status.rawValue & 0xF), digits: 1, to: &bytes)
+    }
+    if let rangeIndex {
+      bytes += ",2".utf8
+      Self.writeHex(Int(rangeIndex), digits: 2, to: &bytes)
+    }
+    if let noise {
+      bytes += ",4".utf8
+      Self.writeHex(max(0, noise), digits: 1, to: &bytes)
+    }
+    for other in otherMetadata {
+      bytes.append(UInt8(ascii: ","))
+      bytes += other.utf8
+    }
   }
 
   public var description: String { text }
@@ -180,6 +201,21 @@ public struct MethodScriptValue: Hashable, Sendable, CustomStringConvertible {
       result = result * 16 + digit
     }
     return result
+  }
+
+  /// `hex(value, digits:)`'s bytes, appended.
+  private static func writeHex(_ value: Int, digits: Int, to bytes: inout [UInt8]) {
+    guard value >= 0 else {
+      bytes += hex(value, digits: digits).utf8
+      return
+    }
+    var count = 1
+    while count < 16, value >> (4 * count) != 0 { count += 1 }
+    for _ in count..<max(count, digits) { bytes.append(UInt8(ascii: "0")) }
+    for shift in stride(from: 4 * (count - 1), through: 0, by: -4) {
+      let digit = UInt8(value >> shift & 0xF)
+      bytes.append(digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "A") + digit - 10)
+    }
   }
 
   private static func hex(_ value: Int, digits: Int) -> String {
