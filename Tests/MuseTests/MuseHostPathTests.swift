@@ -48,24 +48,29 @@ struct MuseHostPathTests {
     nonisolated(nonsending) func notificationsTaken() async { counts.withLock { $0.waits += 1 } }
   }
 
-  /// A second of streaming to `host`: 21 EEG sets of four channels, 17
-  /// accelerometer and 17 gyroscope packets, telemetry at 0 and 1 s.
-  private func streamASecond(to host: CountingHost, clock: VirtualClock) async throws -> MuseHeadband {
-    let headband = MuseHeadband()
-    await headband.start(host: host)
-    await headband.centralConnected(CentralID("central"))
-    try await headband.write(
-      characteristic: MuseHeadband.control, value: MuseCommand.frame("d"), type: .withResponse,
-      central: CentralID("central"))
-    await clock.advance(by: .seconds(1))
-    await headband.stop()
-    return headband
+  /// A second of streaming to a counting host on the loopback's executor:
+  /// 21 EEG sets of four channels, 17 accelerometer and 17 gyroscope
+  /// packets, telemetry at 0 and 1 s.
+  private func streamASecond(sendingAtOnce: Bool) async throws -> CountingHost {
+    let executor = LoopbackExecutor()
+    defer { executor.shutdown() }
+    let clock = VirtualClock(executor: executor)
+    let host = CountingHost(clock: clock, sendsAtOnce: sendingAtOnce)
+    try await withTaskExecutorPreference(executor) {
+      let headband = MuseHeadband()
+      await headband.start(host: host)
+      await headband.centralConnected(CentralID("central"))
+      try await headband.write(
+        characteristic: MuseHeadband.control, value: MuseCommand.frame("d"), type: .withResponse,
+        central: CentralID("central"))
+      await clock.advance(by: .seconds(1))
+      await headband.stop()
+    }
+    return host
   }
 
   @Test func aHostThatSendsAtOnceIsNeverAwaitedPerPacket() async throws {
-    let clock = VirtualClock()
-    let host = CountingHost(clock: clock, sendsAtOnce: true)
-    _ = try await streamASecond(to: host, clock: clock)
+    let host = try await streamASecond(sendingAtOnce: true)
     // The command's answer is the one notification awaited.
     #expect(host.awaited == 1)
     #expect(host.atOnce == 21 * 4 + 17 + 17 + 2)
@@ -75,9 +80,7 @@ struct MuseHostPathTests {
   /// Over BlueZ (a host that cannot send at once nor keep the order across
   /// characteristics) every packet is awaited and AF7 is waited for as before.
   @Test func anotherHostIsAwaitedAndWaitedForAroundAF7() async throws {
-    let clock = VirtualClock()
-    let host = CountingHost(clock: clock, sendsAtOnce: false)
-    _ = try await streamASecond(to: host, clock: clock)
+    let host = try await streamASecond(sendingAtOnce: false)
     #expect(host.atOnce == 0)
     #expect(host.awaited == 1 + 21 * 4 + 17 + 17 + 2)
     #expect(host.waits == 2 * 21)
@@ -88,20 +91,22 @@ struct MuseHostPathTests {
   /// streaming sends the AUX packets one that had AUX all along sends.
   @Test func auxSwitchedOnMidStreamSendsWhatItWouldHaveSent() async throws {
     func auxPackets(allAlong: Bool) async throws -> [UInt16: [UInt8]] {
-      let rig = MuseRig()
-      let headband = MuseHeadband(seed: 7)
-      let connection = try await rig.connect(headband)
-      let aux = MuseRig.collect(try await connection.notifications(of: MuseHeadband.eeg(.aux)))
-      for command in [allAlong ? "p20" : "p21", "d"] {
-        try await connection.write(MuseCommand.frame(command), to: MuseHeadband.control, type: .withResponse)
-      }
-      // Between two packets' times, then AUX on for two seconds.
-      await rig.clock.advance(by: .milliseconds(1_030))
-      try await connection.write(MuseCommand.frame("p20"), to: MuseHeadband.control, type: .withResponse)
-      await rig.clock.advance(by: .seconds(2))
-      await connection.disconnect()
+      let rig = MuseRig(executor: true)
       var packets: [UInt16: [UInt8]] = [:]
-      for packet in await aux.value { packets[UInt16(packet[0]) << 8 | UInt16(packet[1])] = packet }
+      try await rig.run {
+        let headband = MuseHeadband(seed: 7)
+        let connection = try await rig.connect(headband)
+        let aux = MuseRig.collect(try await connection.notifications(of: MuseHeadband.eeg(.aux)))
+        for command in [allAlong ? "p20" : "p21", "d"] {
+          try await connection.write(MuseCommand.frame(command), to: MuseHeadband.control, type: .withResponse)
+        }
+        // Between two packets' times, then AUX on for two seconds.
+        await rig.clock.advance(by: .milliseconds(1_030))
+        try await connection.write(MuseCommand.frame("p20"), to: MuseHeadband.control, type: .withResponse)
+        await rig.clock.advance(by: .seconds(2))
+        await connection.disconnect()
+        for packet in await aux.value { packets[UInt16(packet[0]) << 8 | UInt16(packet[1])] = packet }
+      }
       return packets
     }
     let allAlong = try await auxPackets(allAlong: true)
