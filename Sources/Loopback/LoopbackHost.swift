@@ -18,6 +18,14 @@ struct LoopbackHost: PeripheralHost {
     try send(value, characteristic: characteristic, as: .notify)
   }
 
+  func notifyAtOnce(_ value: [UInt8], characteristic: CharacteristicAddress) throws(GATTError) -> Bool {
+    try send(value, characteristic: characteristic, as: .notify)
+    return true
+  }
+
+  /// Values go into the subscribers' streams within the sending call, one after another.
+  var deliversInOrder: Bool { true }
+
   nonisolated(nonsending) func indicate(_ value: [UInt8], characteristic: CharacteristicAddress) async throws(GATTError)
   {
     try send(value, characteristic: characteristic, as: .indicate)

@@ -93,40 +93,76 @@ public struct MethodScriptValue: Hashable, Sendable, CustomStringConvertible {
 
   /// The variable as the firmware writes it, e.g. `ba48D503Dp,10,288`.
   public var text: String {
-    var text = type.code
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(24)
+    write(to: &bytes)
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  /// Appends `text`'s bytes: a package line writes its variables one after
+  /// another without a string each.
+  func write(to bytes: inout [UInt8]) {
+    bytes += type.code.utf8
     if let raw {
-      text += Self.hex(raw + Self.offset, digits: 7) + String(prefix.rawValue)
+      Self.writeHex(raw + Self.offset, digits: 7, to: &bytes)
+      bytes += prefix.rawValue.utf8
     } else {
-      text += "     nan"
+      bytes += "     nan".utf8
     }
-    if let status { text += ",1" + Self.hex(Int(status.rawValue & 0xF), digits: 1) }
-    if let rangeIndex { text += ",2" + Self.hex(Int(rangeIndex), digits: 2) }
-    if let noise { text += ",4" + Self.hex(max(0, noise), digits: 1) }
-    for other in otherMetadata { text += "," + other }
-    return text
+    if let status {
+      bytes += ",1".utf8
+      Self.writeHex(Int(status.rawValue & 0xF), digits: 1, to: &bytes)
+    }
+    if let rangeIndex {
+      bytes += ",2".utf8
+      Self.writeHex(Int(rangeIndex), digits: 2, to: &bytes)
+    }
+    if let noise {
+      bytes += ",4".utf8
+      Self.writeHex(max(0, noise), digits: 1, to: &bytes)
+    }
+    for other in otherMetadata {
+      bytes.append(UInt8(ascii: ","))
+      bytes += other.utf8
+    }
   }
 
   public var description: String { text }
 
   /// Decodes one variable of a package (the text between `;`s).
   public init(text: Substring) throws(MethodScriptFormatError) {
-    let fields = text.split(separator: ",", omittingEmptySubsequences: false)
-    let head = Array(fields[0].utf8)
+    let fields = text.split(separator: ",", omittingEmptySubsequences: false).map { ArraySlice($0.utf8) }
+    try self.init(fields: fields) { String(text) }
+  }
+
+  /// Decodes one variable of printable ASCII, as `init(text:)` does, from
+  /// its bytes: the same result without making strings (a package line's
+  /// variables, read as they arrive).
+  init(printable bytes: ArraySlice<UInt8>) throws(MethodScriptFormatError) {
+    try self.init(fields: bytes.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false)) {
+      String(decoding: bytes, as: UTF8.self)
+    }
+  }
+
+  /// Decodes a variable from its `,`-separated fields' bytes; `text` is the
+  /// variable as written, for an error.
+  private init(fields: [ArraySlice<UInt8>], text: () -> String) throws(MethodScriptFormatError) {
+    let head = fields[0]
     guard head.count == 10 else {
-      throw MethodScriptFormatError(String(text), "a variable is 2 type letters and 8 value characters")
+      throw MethodScriptFormatError(text(), "a variable is 2 type letters and 8 value characters")
     }
-    guard let type = MethodScriptVariableType(code: String(decoding: head[0..<2], as: UTF8.self)) else {
-      throw MethodScriptFormatError(String(text), "the variable type is not two lowercase letters")
+    let at = head.startIndex
+    guard let type = MethodScriptVariableType(code: String(decoding: head[at..<(at + 2)], as: UTF8.self)) else {
+      throw MethodScriptFormatError(text(), "the variable type is not two lowercase letters")
     }
-    let valueText = String(decoding: head[2..<10], as: UTF8.self)
     var raw: Int?
     var prefix = SIPrefix.none
-    if valueText != "     nan" {
-      guard let hex = Self.parseHex(head[2..<9]) else {
-        throw MethodScriptFormatError(String(text), "the value is not 7 hex digits")
+    if !head[(at + 2)..<(at + 10)].elementsEqual("     nan".utf8) {
+      guard let hex = Self.parseHex(head[(at + 2)..<(at + 9)]) else {
+        throw MethodScriptFormatError(text(), "the value is not 7 hex digits")
       }
-      guard let parsed = SIPrefix(rawValue: Character(UnicodeScalar(head[9]))) else {
-        throw MethodScriptFormatError(String(text), "unknown SI prefix '\(Character(UnicodeScalar(head[9])))'")
+      guard let parsed = SIPrefix(rawValue: Character(UnicodeScalar(head[at + 9]))) else {
+        throw MethodScriptFormatError(text(), "unknown SI prefix '\(Character(UnicodeScalar(head[at + 9])))'")
       }
       raw = hex - Self.offset
       prefix = parsed
@@ -136,15 +172,15 @@ public struct MethodScriptValue: Hashable, Sendable, CustomStringConvertible {
     var noise: Int?
     var other: [String] = []
     for field in fields.dropFirst() {
-      let bytes = Array(field.utf8)
-      guard let kind = bytes.first, let number = Self.parseHex(bytes.dropFirst()) else {
-        throw MethodScriptFormatError(String(text), "metadata '\(field)' is not a kind digit and hex digits")
+      guard let kind = field.first, let number = Self.parseHex(field.dropFirst()) else {
+        throw MethodScriptFormatError(
+          text(), "metadata '\(String(decoding: field, as: UTF8.self))' is not a kind digit and hex digits")
       }
       switch kind {
-      case UInt8(ascii: "1") where bytes.count == 2: status = MeasurementStatus(rawValue: UInt8(number))
-      case UInt8(ascii: "2") where bytes.count == 3: range = UInt8(number)
+      case UInt8(ascii: "1") where field.count == 2: status = MeasurementStatus(rawValue: UInt8(number))
+      case UInt8(ascii: "2") where field.count == 3: range = UInt8(number)
       case UInt8(ascii: "4"): noise = number
-      default: other.append(String(field))
+      default: other.append(String(decoding: field, as: UTF8.self))
       }
     }
     self.init(type: type, raw: raw, prefix: prefix, status: status, noise: noise, otherMetadata: other)
@@ -165,6 +201,21 @@ public struct MethodScriptValue: Hashable, Sendable, CustomStringConvertible {
       result = result * 16 + digit
     }
     return result
+  }
+
+  /// `hex(value, digits:)`'s bytes, appended.
+  private static func writeHex(_ value: Int, digits: Int, to bytes: inout [UInt8]) {
+    guard value >= 0 else {
+      bytes += hex(value, digits: digits).utf8
+      return
+    }
+    var count = 1
+    while count < 16, value >> (4 * count) != 0 { count += 1 }
+    for _ in count..<max(count, digits) { bytes.append(UInt8(ascii: "0")) }
+    for shift in stride(from: 4 * (count - 1), through: 0, by: -4) {
+      let digit = UInt8(value >> shift & 0xF)
+      bytes.append(digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "A") + digit - 10)
+    }
   }
 
   private static func hex(_ value: Int, digits: Int) -> String {

@@ -27,6 +27,14 @@ struct FaultInjectingHost: PeripheralHost {
     }
   }
 
+  /// At once only when the plan lets the value through untouched (its
+  /// verdict then changes nothing) and the transport's host sends at once;
+  /// any other fate is left to `notify`, which decides it.
+  func notifyAtOnce(_ value: [UInt8], characteristic: CharacteristicAddress) throws(GATTError) -> Bool {
+    guard faults.sendsNextNow() else { return false }
+    return try base.notifyAtOnce(value, characteristic: characteristic)
+  }
+
   nonisolated(nonsending) func indicate(_ value: [UInt8], characteristic: CharacteristicAddress) async throws(GATTError)
   {
     switch await faults.nextNotification() {
@@ -60,4 +68,7 @@ struct FaultInjectingHost: PeripheralHost {
   }
 
   nonisolated(nonsending) func notificationsTaken() async { await base.notificationsTaken() }
+
+  /// A stall holds notifications back in order: the base's order stands.
+  var deliversInOrder: Bool { base.deliversInOrder }
 }

@@ -90,6 +90,15 @@ public final class FaultPlan: Sendable {
     }
   }
 
+  /// Whether the next notification's verdict is `.send`, which takes
+  /// nothing from the plan: a sender may then send at once, without
+  /// asking `verdictNow()`.
+  func sendsNextNow() -> Bool {
+    state.withLock { state in
+      !state.silenced && !state.stalled && state.dropRemaining == 0 && state.corruptRemaining == 0
+    }
+  }
+
   /// Holds notifications (`drop`: loses them) until called with `on` false.
   public func stall(_ on: Bool, drop: Bool = false) {
     let released = state.withLock { state in

@@ -49,4 +49,40 @@ struct LoopbackCostTests {
     let jobs = try await Self.jobsPerSample(model: "e4", stream: "bvp")
     #expect(jobs < 2, "\(jobs) jobs per BVP sample")
   }
+
+  /// A chronoamperometry point of the EmStat Pico (10 a second): the
+  /// interpreter's sleep, its line to the model's actor and the TX FIFO's
+  /// pump, two notifications, the client's line and event. The client
+  /// takes the notifications into its line FIFO on the sending call
+  /// (`LineFIFO`, `NotificationStream.receiveEach`): 11.1 jobs a point
+  /// measured here, the run's start included. A reader task that woke for
+  /// each notification and went over to the client's actor cost 5 more
+  /// (15.4 against 10.4 `swift_task_enqueue` calls a point over an hour).
+  @Test func anEmStatPicoPointTakesUnderTwelveJobs() async throws {
+    let config = """
+          config: {cell: resistor, resistance: 10000}
+          client:
+            script: |
+              e
+              var c
+              var p
+              set_pgstat_chan 0
+              set_pgstat_mode 2
+              set_max_bandwidth 400
+              set_range ba 100u
+              set_autoranging ba 100n 1m
+              set_e 200m
+              cell_on
+              meas_loop_ca p c 200m 100m 50
+                pck_start
+                pck_add p
+                pck_add c
+                pck_end
+              endloop
+              on_finished:
+                cell_off
+      """
+    let jobs = try await Self.jobsPerSample(model: "emstat-pico", stream: "current", config: config)
+    #expect(jobs < 12, "\(jobs) jobs per point")
+  }
 }

@@ -200,4 +200,49 @@ import Testing
     #expect(try MethodScriptValue(text: "cj8000001u,207").currentRange == CurrentRange(index: 7))
     #expect(package.line == "Pdc8030D40 ;cc8012345m,10,288;cd7FEDCBAm,10,203")
   }
+
+  /// A variable's text, written as bytes, is what the string-built text was
+  /// (`String(_:radix:uppercase:)` padded with zeros), metadata and all,
+  /// a raw set out of the range included.
+  @Test func textsAreWrittenAsTheStringsWere() {
+    func hex(_ value: Int, _ digits: Int) -> String {
+      let text = String(value, radix: 16, uppercase: true)
+      return String(repeating: "0", count: max(0, digits - text.count)) + text
+    }
+    for raw in [-0x800_0000, -0x123_4567, -1, 0, 1, 0xABC, 0x7FF_FFFF] {
+      for (status, range, noise) in [(nil, nil, nil), (0x3, 0x0A, 0x1F), (0x0, 0xFF, 0)] as [(UInt8?, UInt8?, Int?)] {
+        var value = MethodScriptValue(type: .weCurrent, raw: raw, prefix: .micro, noise: noise, otherMetadata: ["7x"])
+        value.status = status.map { MeasurementStatus(rawValue: $0) }
+        value.rangeIndex = range
+        var expected = "ba" + hex(raw + MethodScriptValue.offset, 7) + "u"
+        if let status { expected += ",1" + hex(Int(status), 1) }
+        if let range { expected += ",2" + hex(Int(range), 2) }
+        if let noise { expected += ",4" + hex(noise, 1) }
+        expected += ",7x"
+        #expect(value.text == expected)
+        #expect(MethodScriptPackage([value, value]).line == "P" + expected + ";" + expected)
+      }
+    }
+    var outside = MethodScriptValue(type: .weCurrent, raw: 0, prefix: .pico)
+    outside.raw = -0x900_0000
+    #expect(outside.text == "ba" + hex(-0x100_0000, 7) + "p")
+  }
+
+  /// A line of printable ASCII is read from its bytes; with its `\n` it is
+  /// read character by character: the same values, or the same complaint.
+  @Test(arguments: [
+    "Pda7F85F3Fu;ba48D4C77p,10,288", "Pda7F85F3Fu", "P", "", "X", "P;", "Pda7F85F3Fu;", "Pda7F85F3F",
+    "Pda7F85F3Fu;ba48D4C77p,1", "Pda7F85F3Fu;ba48D4C77p,1G", "Pdz     nan;eb8000010i,43", "PDA7F85F3Fu",
+    "Pda7F85F3Fk", "Pda7F85F3Fu,,", "Pda7F85F3Fu;ba48D4C77p,10,288,9abc",
+  ])
+  func printableLinesReadAsTheCharacterWiseReadingDoes(line: String) {
+    func read(_ text: String) -> Result<MethodScriptPackage, MethodScriptFormatError> {
+      Result { () throws(MethodScriptFormatError) in try MethodScriptPackage(line: text) }
+    }
+    switch (read(line), read(line + "\n")) {
+    case (.success(let bytewise), .success(let characterwise)): #expect(bytewise == characterwise)
+    case (.failure(let bytewise), .failure(let characterwise)): #expect(bytewise.reason == characterwise.reason)
+    default: Issue.record("'\(line)' read differently")
+    }
+  }
 }

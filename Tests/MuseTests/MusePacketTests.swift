@@ -25,6 +25,22 @@ struct MusePacketTests {
     #expect(MusePacket.eegCode(.nan) == 0)
   }
 
+  /// The code rounds as `rounded()` does (halves away from zero), which it
+  /// no longer calls: exact halves of a step, their neighbours, and values
+  /// spread over and beyond the range.
+  @Test func codesRoundAsTheStandardLibraryDoes() {
+    let step = MusePacket.microvoltsPerCode
+    var values = stride(from: -1100.0, through: 1100, by: 0.0371).map { $0 }
+    for half in stride(from: -2100.5, through: 2100.5, by: 1) {
+      values += [half * step, (half * step).nextUp, (half * step).nextDown]
+    }
+    values += [0, -0.0, 1e300, -1e300, .infinity, -.infinity, 0x1p52 * step, -0x1p53 * step]
+    for value in values {
+      let expected = UInt16(min(4095, max(0, (value / step).rounded() + 2048)))
+      #expect(MusePacket.eegCode(value) == expected, "\(value) µV")
+    }
+  }
+
   @Test func knownPackingByHand() {
     // 0xABC, 0x123 → AB C1 23.
     let packet = MusePacket.eeg(index: 0x0102, codes: [0xABC, 0x123] + [UInt16](repeating: 0, count: 10))

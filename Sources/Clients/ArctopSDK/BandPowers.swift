@@ -61,32 +61,37 @@ public struct BandPowers: Hashable, Sendable, Codable {
 
   /// Power at 0…44 Hz of 256 samples (µV², scaled so a sine of amplitude A
   /// gives about A²/2 in its bin): a Hann-windowed radix-2 FFT, a second of
-  /// EEG per channel.
+  /// EEG per channel. The last stage works out only the bins kept; the
+  /// others' butterflies would not change them.
   private static func spectrum(_ samples: [Double]) -> [Double] {
     guard samples.count == 256 else { return [Double](repeating: 0, count: 45) }
     let mean = samples.reduce(0, +) / 256
-    var re = [Double](repeating: 0, count: 256)
-    var im = [Double](repeating: 0, count: 256)
-    for n in 0..<256 { re[bitReversed[n]] = (samples[n] - mean) * hann[n] }
-    var half = 1
-    while half < 256 {
-      // Butterflies of blocks of 2·half; twiddle k·(128/half) for the k-th pair.
-      let step = 128 / half
-      for block in stride(from: 0, to: 256, by: 2 * half) {
-        for k in 0..<half {
-          let (c, s) = (cosines[k * step], -sines[k * step])
-          let (top, bottom) = (block + k, block + k + half)
-          let (r, i) = (re[bottom] * c - im[bottom] * s, re[bottom] * s + im[bottom] * c)
-          (re[bottom], im[bottom]) = (re[top] - r, im[top] - i)
-          (re[top], im[top]) = (re[top] + r, im[top] + i)
+    let (hann, cosines, sines, bitReversed) = (Self.hann, Self.cosines, Self.sines, Self.bitReversed)
+    return withUnsafeTemporaryAllocation(of: Double.self, capacity: 512) { buffer in
+      let (re, im) = (buffer.baseAddress!, buffer.baseAddress! + 256)
+      im.initialize(repeating: 0, count: 256)
+      for n in 0..<256 { re[bitReversed[n]] = (samples[n] - mean) * hann[n] }
+      var half = 1
+      while half < 256 {
+        // Butterflies of blocks of 2·half; twiddle k·(128/half) for the k-th pair.
+        let step = 128 / half
+        let pairs = half == 128 ? 45 : half
+        for block in stride(from: 0, to: 256, by: 2 * half) {
+          for k in 0..<pairs {
+            let (c, s) = (cosines[k * step], -sines[k * step])
+            let (top, bottom) = (block + k, block + k + half)
+            let (r, i) = (re[bottom] * c - im[bottom] * s, re[bottom] * s + im[bottom] * c)
+            (re[bottom], im[bottom]) = (re[top] - r, im[top] - i)
+            (re[top], im[top]) = (re[top] + r, im[top] + i)
+          }
         }
+        half *= 2
       }
-      half *= 2
-    }
-    return (0...44).map { f in
-      // The Hann window halves the amplitude: |X| = A · N / 4.
-      let amplitude = 4 * (re[f] * re[f] + im[f] * im[f]).squareRoot() / 256
-      return amplitude * amplitude / 2
+      return (0...44).map { f in
+        // The Hann window halves the amplitude: |X| = A · N / 4.
+        let amplitude = 4 * (re[f] * re[f] + im[f] * im[f]).squareRoot() / 256
+        return amplitude * amplitude / 2
+      }
     }
   }
 

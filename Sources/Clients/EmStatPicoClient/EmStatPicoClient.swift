@@ -71,12 +71,10 @@ public actor EmStatPicoClient {
   public private(set) var bytesWritten = 0
   public private(set) var writesMade = 0
 
-  private var partial: [UInt8] = []
-  private var lines: [String] = []
-  private var lineHead = 0
-  private var waiter: (id: Int, continuation: CheckedContinuation<String, any Error>, timer: Task<Void, Never>?)?
+  /// The TX FIFO's lines, filled as its notifications arrive.
+  private let fifo = LineFIFO()
   private var nextWaiterID = 0
-  private var linkFailure: (any Error)?
+  private var linkFailure: (any Error)? { fifo.failure }
   private var busy = false
 
   public init(
@@ -194,18 +192,15 @@ public actor EmStatPicoClient {
     guard let vsp = services.first(where: { $0.uuid == Self.vspService }),
       vsp.characteristic(Self.txFIFO.characteristic) != nil, vsp.characteristic(Self.rxFIFO.characteristic) != nil
     else { throw EmStatPicoClientError(.notSupported, "the device has no VSP TX/RX FIFO") }
-    partial = []
-    lines = []
-    lineHead = 0
-    linkFailure = nil
+    fifo.reset()
     busy = false
     clearToSend = true
     self.connection = connection
     let data = try await connection.notifications(of: Self.txFIFO)
     reader?.cancel()
-    reader = Task(executorPreference: Task.currentExecutorPreference) { [weak self] in
+    reader = Task(executorPreference: Task.currentExecutorPreference) { [weak self, fifo] in
       do {
-        for try await bytes in data { await self?.processReceivedPackage(bytes) }
+        try await data.receiveEach { fifo.receive($0) }
         await self?.linkEnded(EmStatPicoClientError(.notConnected, "disconnected"))
       } catch {
         await self?.linkEnded(error)
@@ -506,8 +501,7 @@ public actor EmStatPicoClient {
     guard !busy else { throw EmStatPicoClientError(.busy, "another command is waiting for its answer") }
     busy = true
     // Lines nobody asked for (late output of an earlier command) are dropped.
-    lines = []
-    lineHead = 0
+    fifo.dropLines()
   }
 
   private func finishRequest() { busy = false }
@@ -519,52 +513,14 @@ public actor EmStatPicoClient {
     return try await body(self)
   }
 
-  /// PalmSens' `processReceivedPackage`: appends a notification's bytes and
-  /// moves every complete line into the FIFO.
-  private func processReceivedPackage(_ bytes: [UInt8]) {
-    for byte in bytes {
-      if byte == UInt8(ascii: "\n") {
-        if partial.last == UInt8(ascii: "\r") { partial.removeLast() }
-        deliver(String(decoding: partial, as: UTF8.self))
-        partial = []
-      } else {
-        partial.append(byte)
-      }
-    }
-  }
-
-  private func deliver(_ line: String) {
-    if let waiter {
-      self.waiter = nil
-      waiter.timer?.cancel()
-      waiter.continuation.resume(returning: line)
-    } else {
-      lines.append(line)
-    }
-  }
-
   private func linkEnded(_ error: any Error) {
-    if linkFailure == nil { linkFailure = error }
     connection = nil
-    if let waiter {
-      self.waiter = nil
-      waiter.timer?.cancel()
-      waiter.continuation.resume(throwing: error)
-    }
+    fifo.fail(error)
   }
 
   /// The next line from the FIFO, waiting for it up to `timeout`.
   func nextLine(timeout: Duration?) async throws -> String {
-    if lineHead < lines.count {
-      let line = lines[lineHead]
-      lineHead += 1
-      if lineHead > 1024 {
-        lines.removeFirst(lineHead)
-        lineHead = 0
-      }
-      return line
-    }
-    if let linkFailure { throw linkFailure }
+    if let line = try fifo.next() { return line }
     nextWaiterID += 1
     let id = nextWaiterID
     let clock = self.clock
@@ -575,13 +531,11 @@ public actor EmStatPicoClient {
       }
     }
     return try await withCheckedThrowingContinuation { continuation in
-      waiter = (id, continuation, timer)
+      fifo.wait(LineFIFO.Waiter(id: id, continuation: continuation, timer: timer))
     }
   }
 
   private func expire(_ id: Int) {
-    guard let waiter, waiter.id == id else { return }
-    self.waiter = nil
-    waiter.continuation.resume(throwing: EmStatPicoClientError(.timeout, "no answer from the device in time"))
+    fifo.expire(id, with: EmStatPicoClientError(.timeout, "no answer from the device in time"))
   }
 }

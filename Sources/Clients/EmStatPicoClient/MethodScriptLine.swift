@@ -41,7 +41,7 @@ public enum MethodScriptLine: Hashable, Sendable {
       self = .end
       return
     }
-    let rest = String(decoding: bytes.dropFirst(), as: UTF8.self)
+    var rest: String { String(decoding: bytes.dropFirst(), as: UTF8.self) }
     let isLoopID = bytes.count == 5 && bytes.dropFirst().allSatisfy(Self.isHexDigit)
     switch first {
     case UInt8(ascii: "e") where bytes.count == 1: self = .executing
