@@ -138,6 +138,11 @@ final class KardiaRelayRun: Sendable {
       case .bleDisconnect:
         if !samples.isEmpty { try await relay.send(contentsOf: samples) }
         samples.removeAll()
+        // The answers to what was sent first, as in real time: in the
+        // loopback they all came after the disconnect's reset, and a reset
+        // amid an arrhythmia's answers made it two episodes (5 runs of 20).
+        // Past the limit the disconnect goes all the same.
+        try? await relay.answersArrived(within: .seconds(10))
         try await relay.bleDisconnected()
       }
     }

@@ -66,6 +66,23 @@ struct KardiaRelayTests {
     }
   }
 
+  /// `answersArrived()` returns only once the answers to everything sent
+  /// before it are in: a run on virtual time sends 15 s of samples at once,
+  /// then relays the board's disconnect, whose reset must come after them.
+  @Test func answersToWhatWasSentHaveArrivedWhenAPingIsAnswered() async throws {
+    try await TestServer.with { server in
+      let relay = try await server.connect()
+      let readings = ECGFeed.readings(SyntheticECG(heartRate: 72), count: 1500)
+      for reading in readings { _ = try await relay.send(reading) }
+      try await relay.answersArrived(within: .seconds(20))
+      // The server answers every 10th sample; the log has taken all 150.
+      #expect(await relay.analysesTaken == 150)
+      await relay.close()
+      // A closed relay has nothing to wait for.
+      await #expect(throws: KardiaError.closed) { try await relay.answersArrived(within: .seconds(1)) }
+    }
+  }
+
   @Test func badEventsGetAnErrorEventAndTheConnectionStaysUp() async throws {
     try await TestServer.with(.init(analysisInterval: 1)) { server in
       let relay = try await server.connect()

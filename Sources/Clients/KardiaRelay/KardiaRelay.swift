@@ -85,6 +85,8 @@ public actor KardiaRelay {
   public private(set) var serverCloseReason: String?
   /// How many times the relay connected again (see `Reconnection`).
   public private(set) var reconnections = 0
+  /// How many analyses the server sent, all taken into the log and the views.
+  public private(set) var analysesTaken = 0
 
   private var channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>
   private let endpoint: Endpoint
@@ -97,6 +99,9 @@ public actor KardiaRelay {
   private var closedByOwner = false
   private var connection: Task<Void, Never>?
   private var heartbeat: Task<Void, Never>?
+  /// Callers of ``answersArrived(within:)``, by the number their ping carries.
+  private var pongWaiters: [UInt32: CheckedContinuation<Void, any Error>] = [:]
+  private var pings: UInt32 = 0
 
   private init(
     channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, epoch: Date, version: EngineIOVersion,
@@ -237,6 +242,49 @@ public actor KardiaRelay {
     try await write([EngineIOPacket.message(SocketIOPacket.event(KardiaWire.disconnectEvent).text).text])
   }
 
+  /// Returns once the server has answered what was sent before the call and
+  /// its answers have been taken in: sends a WebSocket ping and waits for its
+  /// pong, which a server that reads its frames in order (the analysis
+  /// server; a Socket.IO server on `ws`) sends after answering the frames
+  /// before it. Throws `KardiaError.closed` when the connection ends first
+  /// or the pong has not come within `limit` (wall time).
+  ///
+  /// The app sent its events as the board streamed, so the answers to
+  /// seconds-old samples had arrived when the board's link dropped; a run on
+  /// virtual time relays seconds of samples at once, and waits here before
+  /// `bleDisconnected()` so that its reset meets the answers in that order.
+  public func answersArrived(within limit: Duration = .seconds(10)) async throws {
+    guard let writer, !closing else { throw KardiaError.closed }
+    pings &+= 1
+    let number = pings
+    let channel = self.channel.channel
+    let expiry = channel.eventLoop.scheduleTask(in: TimeAmount(limit)) {}
+    let expired = Task { [weak self] in
+      if (try? await expiry.futureResult.get()) != nil { await self?.pong(number, failing: KardiaError.closed) }
+    }
+    defer {
+      expiry.cancel()
+      expired.cancel()
+    }
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+      pongWaiters[number] = continuation
+      Task {
+        do {
+          try await writer.write(Self.frame(.ping, ByteBuffer(integer: number)))
+        } catch {
+          self.pong(number, failing: KardiaError.closed)
+        }
+      }
+    }
+  }
+
+  /// Resumes the caller waiting for ping `number`: with `failing` as its
+  /// error when given.
+  private func pong(_ number: UInt32, failing error: (any Error)? = nil) {
+    guard let waiter = pongWaiters.removeValue(forKey: number) else { return }
+    if let error { waiter.resume(throwing: error) } else { waiter.resume() }
+  }
+
   /// Sends `text` as one text frame, as it is: for checking how the server
   /// takes frames that are not well formed.
   public func sendRaw(_ text: String) async throws {
@@ -346,6 +394,9 @@ public actor KardiaRelay {
             sink.yield(.unreadable("a binary frame of \(frame.unmaskedData.readableBytes) bytes"))
           case .ping:
             try await outbound.write(Self.frame(.pong, frame.unmaskedData))
+          case .pong:
+            var data = frame.unmaskedData
+            if let number = data.readInteger(as: UInt32.self) { pong(number) }
           case .connectionClose:
             var data = frame.unmaskedData
             serverCloseCode = data.readInteger(as: UInt16.self).map(Int.init)
@@ -368,6 +419,7 @@ public actor KardiaRelay {
     }
     heartbeat?.cancel()
     closing = true
+    for number in Array(pongWaiters.keys) { pong(number, failing: KardiaError.closed) }
     if !isReady { ready?.resume() }
     return failure
   }
@@ -427,6 +479,7 @@ public actor KardiaRelay {
 
   /// Takes an analysis in, as the app did (its log, its views), and passes it on.
   private func record(_ analysis: KardiaAnalysis) {
+    analysesTaken += 1
     arrhythmiaLog.record(analysis)
     heartRateText = analysis.heartRateText
     sink.yield(.analysis(analysis))
