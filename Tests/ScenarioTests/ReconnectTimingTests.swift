@@ -54,47 +54,45 @@ import Testing
         + "but subscribed to 'heart-rate' only after 10.335 s")
   }
 
-  /// The fault host records the link's end when the transport's disconnect
-  /// returns, after the device's own end that the transport reported first.
-  @Test func theFaultHostRecordsTheLinksEndWhenTheDisconnectReturns() async {
+  /// The connections a device recorded when it connected at 7 s and ended
+  /// the link at 12.4 s through the fault host, whose transport did what
+  /// `meanwhile` says (on the recorder, and the seconds) before returning.
+  static func disconnectAt12s(
+    meanwhile: @escaping @Sendable (CentralActivityRecorder, ManualSeconds, CentralID) -> Void
+  ) async -> [CentralActivity.Connection] {
     let clock = ManualSeconds()
     let activity = CentralActivityRecorder(elapsed: { clock.now })
     let central = CentralID("00:AA:01:01:00:01")
-    let base = SlowDisconnectHost(
-      onDisconnect: {
-        activity.disconnected(central, reason: .local)
-        clock.now = 16.6
-      })
+    let base = SlowDisconnectHost(onDisconnect: { meanwhile(activity, clock, central) })
     let host = FaultInjectingHost(base: base, faults: FaultPlan(), activity: activity, events: DeviceEventFeed())
     clock.now = 7
     activity.connected(central)
     clock.now = 12.4
     await host.disconnect(central)
-    let connection = activity.snapshot.connections[0]
-    #expect(connection.disconnectedAt == 12.4)
-    #expect(connection.linkEndedAt == 16.6)
-    #expect(connection.droppedAt == 16.6)
+    return activity.snapshot.connections
+  }
+
+  /// The fault host records the link's end when the transport's disconnect
+  /// returns, after the device's own end that the transport reported first.
+  @Test func theFaultHostRecordsTheLinksEndWhenTheDisconnectReturns() async {
+    let connections = await Self.disconnectAt12s { activity, clock, central in
+      activity.disconnected(central, reason: .local)
+      clock.now = 16.6
+    }
+    #expect(connections[0].disconnectedAt == 12.4)
+    #expect(connections[0].linkEndedAt == 16.6)
+    #expect(connections[0].droppedAt == 16.6)
   }
 
   /// A disconnect whose answer came late (at its timeout) does not put the
   /// link's end after the central's next connection.
   @Test func theLinksEndIsNeverAfterTheNextConnection() async {
-    let clock = ManualSeconds()
-    let activity = CentralActivityRecorder(elapsed: { clock.now })
-    let central = CentralID("00:AA:01:01:00:01")
-    let base = SlowDisconnectHost(
-      onDisconnect: {
-        activity.disconnected(central, reason: .local)
-        clock.now = 15
-        activity.connected(central)
-        clock.now = 37.4
-      })
-    let host = FaultInjectingHost(base: base, faults: FaultPlan(), activity: activity, events: DeviceEventFeed())
-    clock.now = 7
-    activity.connected(central)
-    clock.now = 12.4
-    await host.disconnect(central)
-    let connections = activity.snapshot.connections
+    let connections = await Self.disconnectAt12s { activity, clock, central in
+      activity.disconnected(central, reason: .local)
+      clock.now = 15
+      activity.connected(central)
+      clock.now = 37.4
+    }
     #expect(connections.count == 2)
     #expect(connections[0].linkEndedAt == 15)
     #expect(connections[1].disconnectedAt == nil)
@@ -102,7 +100,7 @@ import Testing
 }
 
 /// Seconds a test sets by hand.
-private final class ManualSeconds: Sendable {
+final class ManualSeconds: Sendable {
   private let value = Mutex(0.0)
   var now: Double {
     get { value.withLock { $0 } }
