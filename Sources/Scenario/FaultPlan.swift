@@ -21,6 +21,9 @@ public final class FaultPlan: Sendable {
     var dropped = 0
     var corrupted = 0
     var rejectedWrites = 0
+
+    /// The next notification goes out untouched, and deciding so takes nothing from the plan.
+    var sendsNext: Bool { !silenced && !stalled && dropRemaining == 0 && corruptRemaining == 0 }
   }
 
   private let state = Mutex(State())
@@ -70,6 +73,7 @@ public final class FaultPlan: Sendable {
   /// holds notifications (then `nextNotification()` waits it out).
   func verdictNow() -> Verdict? {
     state.withLock { state in
+      if state.sendsNext { return .send }
       if state.silenced { return .withhold }
       if state.stalled && !state.stallDrops { return nil }
       if state.stalled && state.stallDrops {
@@ -94,9 +98,7 @@ public final class FaultPlan: Sendable {
   /// nothing from the plan: a sender may then send at once, without
   /// asking `verdictNow()`.
   func sendsNextNow() -> Bool {
-    state.withLock { state in
-      !state.silenced && !state.stalled && state.dropRemaining == 0 && state.corruptRemaining == 0
-    }
+    state.withLock { $0.sendsNext }
   }
 
   /// Holds notifications (`drop`: loses them) until called with `on` false.
