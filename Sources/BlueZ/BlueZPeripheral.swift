@@ -57,7 +57,7 @@ public actor BlueZPeripheral: PeripheralHost {
   /// refreshed the moment they leave.
   private var linkedDuringRefresh: Set<CentralID> = []
   /// Whether the advertisement is registered with BlueZ.
-  public private(set) var isAdvertising = true
+  public private(set) var isAdvertising = false
   /// Whether the advertisement should be on (`isAdvertising` is whether it is registered).
   private var wantsAdvertising = true
   /// The advertisement changes in progress, one after another.
@@ -189,8 +189,7 @@ public actor BlueZPeripheral: PeripheralHost {
       try await registerApplication(on: manager)
       registered = true
     }
-    isAdvertising = false
-    if wantsAdvertising, withAdvertisement {
+    if wantsAdvertising, withAdvertisement, !isAdvertising {
       _ = try await manager.call(
         BlueZ.advertisingManagerInterface, "RegisterAdvertisement", [.objectPath(advertisement.path), .properties([:])])
       isAdvertising = true
@@ -527,7 +526,9 @@ public actor BlueZPeripheral: PeripheralHost {
     }
     while true {
       do {
-        try await register()
+        // One advertisement change at a time: the refresh must not register
+        // the advertisement while this does (bluetoothd: AlreadyExists).
+        try await serialized { try await self.register() }
         let after = lostAt.map { ContinuousClock.now - $0 } ?? .zero
         Logger.bluez.warning(
           "bluetoothd is back: registered again",

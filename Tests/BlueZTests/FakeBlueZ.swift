@@ -12,7 +12,8 @@ struct FakeBlueZ {
 
   let bus: DBusConnection
   let adapter: BluetoothAdapter
-  /// The manager methods called on the adapter, in order (`RegisterApplication`, …).
+  /// The manager methods called on the adapter, in order (`RegisterApplication`, …),
+  /// and `org.bluez.Error.AlreadyExists` after a `RegisterAdvertisement` of one registered already.
   let calls: MethodCallLog
 
   /// Takes the name `org.bluez` on `privateBus` and exports the adapter and the central.
@@ -23,7 +24,11 @@ struct FakeBlueZ {
   /// name and not yet exported its advertising manager.
   /// `maxAdvertisements`: a `RegisterAdvertisement` beyond this many
   /// registered at once is refused, as bluetoothd refuses one more than the
-  /// controller has advertising sets for.
+  /// controller has advertising sets for. An advertisement registered
+  /// already (or being registered) is refused with `AlreadyExists`.
+  /// `advertisingTime`: `RegisterAdvertisement` is answered after this long,
+  /// as bluetoothd answers once it has read the advertisement's properties
+  /// and the controller has taken it.
   /// `disconnectTime`: the central answers `Device1.Disconnect` after this
   /// long, as bluetoothd does once the link is down (its DISCONNECT_TIMER is
   /// 2 s); the log shows `Disconnect` when the call came and `Disconnected`
@@ -34,6 +39,7 @@ struct FakeBlueZ {
   /// was answered.
   static func start(
     on privateBus: PrivateBus, stockHandles: Bool = false, advertisingNotYet: Int = 0, maxAdvertisements: Int = 4,
+    advertisingTime: Duration = .zero,
     disconnectTime: Duration? = nil, centralConnectsAt: Int? = nil, centralConnectsAfter: Duration = .zero
   ) async throws -> FakeBlueZ {
     let bus = try await privateBus.connect()
@@ -55,14 +61,22 @@ struct FakeBlueZ {
           )
         }
         if name == "RegisterAdvertisement", let path {
-          let added = advertisements.withLock { registered in
-            guard registered.count < maxAdvertisements, !registered.contains(path) else { return false }
+          let refusal = advertisements.withLock { registered -> DBusError? in
+            if registered.contains(path) {
+              return DBusError(name: "org.bluez.Error.AlreadyExists", message: "Already Exists")
+            }
+            guard registered.count < maxAdvertisements else {
+              return DBusError(name: "org.bluez.Error.NotPermitted", message: "Maximum advertisements reached")
+            }
             registered.insert(path)
-            return true
+            return nil
           }
-          guard added else {
-            throw DBusError(name: "org.bluez.Error.NotPermitted", message: "Maximum advertisements reached")
+          if let refusal {
+            // A second registration of one advertisement is a mistake of the device's: logged.
+            if refusal.name == "org.bluez.Error.AlreadyExists" { calls.append(refusal.name, path: path) }
+            throw refusal
           }
+          if advertisingTime > .zero { try await Task.sleep(for: advertisingTime) }
           if calls.count(name) == centralConnectsAt {
             Task {
               try await Task.sleep(for: centralConnectsAfter)

@@ -102,4 +102,33 @@ struct PeripheralRestartTests {
     await bus.close()
     await second.bus.close()
   }
+
+  /// The advertisement refresh ticks while registering again waits for
+  /// bluetoothd: for its answer, or for its advertising manager. The
+  /// advertisement is registered once, not twice (bluetoothd refuses the
+  /// second with `AlreadyExists`, and registering again failed so in CI).
+  @Test func theRefreshDoesNotRegisterTheAdvertisementTwiceWhileRegisteringAgain() async throws {
+    let first = try await FakeBlueZ.start(on: privateBus)
+    let bus = try await privateBus.connect()
+    let model = try Recorder()
+    let peripheral = try await BlueZPeripheral.host(
+      model, on: first.adapter, bus: bus, name: "hurried", advertisingRefresh: .milliseconds(50))
+    await first.bus.close()
+    #expect(try await eventually { await model.hostEvents == [.stackLost] })
+
+    // No central is connected, so the refresh ticks; the advertising manager
+    // is not there at first, and answers slowly once it is.
+    let second = try await FakeBlueZ.start(
+      on: privateBus, advertisingNotYet: 2, advertisingTime: .milliseconds(300), centralConnectsAt: .max)
+    #expect(try await eventually { await model.hostEvents.count == 2 })
+    guard case .registeredAgain = await model.hostEvents.last else {
+      Issue.record("expected registeredAgain, got \(await model.hostEvents)")
+      return
+    }
+    #expect(second.calls.count("org.bluez.Error.AlreadyExists") == 0, "\(second.calls.all)")
+    #expect(await peripheral.isAdvertising)
+    await peripheral.stop()
+    await bus.close()
+    await second.bus.close()
+  }
 }
