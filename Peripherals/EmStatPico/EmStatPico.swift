@@ -62,6 +62,8 @@ public actor EmStatPico: PeripheralModel {
   private var runner: Task<Void, Never>?
   private var abortSignal = AbortSignal()
   private var outgoing: [UInt8] = []
+  /// The centrals connected, as the host's events said.
+  private var centrals: Set<CentralID> = []
   private var sending = false
   private var noiseSeed: UInt64
   /// The ATT MTU of the last exchange (23 until one happens).
@@ -170,14 +172,19 @@ public actor EmStatPico: PeripheralModel {
     }
   }
 
+  public func mtuChanged(_ mtu: Int, central: CentralID) async { self.mtu = mtu }
+
+  public func centralConnected(_ central: CentralID) async { centrals.insert(central) }
+
   /// When the last central leaves, the module's buffers are flushed and a
   /// running script is stopped without output (Doppel's choice: what the real
   /// bridge does is not public; a script left running would make the Pico
-  /// ignore the next host's script until it ends).
-  public func mtuChanged(_ mtu: Int, central: CentralID) async { self.mtu = mtu }
-
+  /// ignore the next host's script until it ends). The last by the host's
+  /// events, in their order: by the time this one is handled, the host may
+  /// already list the central that connected again after it.
   public func centralDisconnected(_ central: CentralID, reason: DisconnectReason) async {
-    guard let host, await host.connectedCentrals.isEmpty else { return }
+    centrals.remove(central)
+    guard host != nil, centrals.isEmpty else { return }
     mtu = 23
     runner?.cancel()
     runner = nil
@@ -437,9 +444,29 @@ public actor EmStatPico: PeripheralModel {
   }
 
   private func startSending() {
-    guard !sending, hostReady, !outgoing.isEmpty, host != nil else { return }
+    guard !sending, hostReady, !outgoing.isEmpty, let host else { return }
+    // Without gathering, the output goes out within this call when the host
+    // can send without suspending (the loopback's): no pump task per line.
+    if configuration.outputGathering == .zero, sendAtOnce(on: host) { return }
     sending = true
     Task(executorPreference: Task.currentExecutorPreference) { await self.pump() }
+  }
+
+  /// Sends the queued output without suspending while the host can: `true`
+  /// once all of it went, `false` when the host wants the rest awaited.
+  private func sendAtOnce(on host: any PeripheralHost) -> Bool {
+    while let chunk = nextChunk() {
+      do {
+        // Nothing runs between here and the removal: the output is as it was.
+        guard try host.notifyAtOnce(chunk, characteristic: Self.txFIFO) else { return false }
+        outgoing.removeFirst(chunk.count)
+        notificationsSent += 1
+      } catch {
+        outgoing.removeFirst(chunk.count)
+        lost(error)
+      }
+    }
+    return true
   }
 
   /// Sends the output stream in notifications of at most 20 bytes (or the
@@ -455,30 +482,47 @@ public actor EmStatPico: PeripheralModel {
     let gathering = configuration.outputGathering
     var waited = false
     while let host, hostReady, isResponding {
-      let size = max(1, min(configuration.notificationPayload, mtu - 3))
-      if outgoing.count < size, !waited, gathering != .zero {
+      if outgoing.count < chunkSize, !waited, gathering != .zero {
         waited = true
         try? await host.clock.sleep(for: gathering)
         continue
       }
-      guard !outgoing.isEmpty else { break }
       waited = false
-      let chunk = Array(outgoing.prefix(size))
+      guard let chunk = nextChunk() else { break }
+      // Taken before the wait: a reset may empty the output meanwhile.
       outgoing.removeFirst(chunk.count)
-      if dropCount > 0 {
-        dropCount -= 1
-        notificationsDropped += 1
-        continue
-      }
       do {
         try await host.notify(chunk, characteristic: Self.txFIFO)
         notificationsSent += 1
       } catch {
-        notificationsDropped += 1
-        if error.code == .noSubscribers || error.code == .notConnected {
-          outgoing = []
-        }
+        lost(error)
       }
+    }
+  }
+
+  /// The most output bytes in one notification.
+  private var chunkSize: Int { max(1, min(configuration.notificationPayload, mtu - 3)) }
+
+  /// The next notification's bytes, at the front of the output (left
+  /// there), or `nil` when none is left; one the scenario drops
+  /// (`dropNextNotifications`) is taken off and counted here.
+  private func nextChunk() -> [UInt8]? {
+    while !outgoing.isEmpty {
+      let chunk = Array(outgoing.prefix(chunkSize))
+      guard dropCount > 0 else { return chunk }
+      outgoing.removeFirst(chunk.count)
+      dropCount -= 1
+      notificationsDropped += 1
+    }
+    return nil
+  }
+
+  /// A notification that could not go is lost, and with nobody to take it
+  /// all the output queued behind it.
+  private func lost(_ error: GATTError) {
+    notificationsDropped += 1
+    if error.code == .noSubscribers || error.code == .notConnected {
+      outgoing = []
     }
   }
 }
