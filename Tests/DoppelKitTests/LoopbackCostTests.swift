@@ -83,6 +83,6 @@ struct LoopbackCostTests {
                 cell_off
       """
     let jobs = try await Self.jobsPerSample(model: "emstat-pico", stream: "current", config: config)
-    #expect(jobs < 12, "\(jobs) jobs per point")
+    #expect(jobs < 6, "\(jobs) jobs per point")
   }
 }

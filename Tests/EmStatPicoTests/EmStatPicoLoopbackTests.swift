@@ -275,4 +275,27 @@ struct EmStatPicoLoopbackTests {
     #expect(try await collector.value)
     #expect(try await client.serialNumber() == "ESPICO0001")
   }
+
+  /// A line timeout ends a script's stream when no line came for that long
+  /// (and frees the client), not while lines keep coming more often: its
+  /// one watch sleeps again from the last line.
+  @Test func aLineTimeoutEndsOnlyAStreamThatFellSilent() async throws {
+    let model = Self.quiet()
+    let client = try await rig.connect(model)
+    // A point a second for 8 s: lines 1 s apart, under a timeout of 1.5 s.
+    let everySecond = Self.ca.replacingOccurrences(of: "200m 5m 5", with: "200m 1 8")
+    let steady = try await rig.collect(
+      client.sendMethodScript(everySecond, lineTimeout: .milliseconds(1500)), device: model)
+    #expect(steady.error == nil)
+    #expect(EmStatPicoRig.packages(steady.events).count == 8)
+    #expect(steady.events.last == .loopEnded)
+
+    // A script that says nothing for 4 s after it is accepted.
+    let silent = try await rig.collect(
+      client.sendMethodScript("e\nwait 4\nsend_string \"late\"", lineTimeout: .milliseconds(1500)), device: model)
+    #expect((silent.error as? EmStatPicoClientError)?.code == .timeout, "\(String(describing: silent.error))")
+    #expect(silent.events == [.scriptAccepted])
+    for _ in 0..<60 where await model.isRunningScript { await rig.clock.advance(by: .milliseconds(100)) }
+    #expect(try await client.serialNumber() == "ESPICO0001")
+  }
 }

@@ -1,5 +1,6 @@
 import GATT
 import MethodScriptFormat
+import Synchronization
 
 /// The BLE side of PalmSens' MethodSCRIPT iOS example (`BLEConnection.swift`)
 /// for an EmStat Pico behind a Laird VSP module: scan for the VSP service
@@ -75,7 +76,9 @@ public actor EmStatPicoClient {
   private let fifo = LineFIFO()
   private var nextWaiterID = 0
   private var linkFailure: (any Error)? { fifo.failure }
-  private var busy = false
+  /// Whether a command or script waits for its answer (cleared by a
+  /// script's output as it ends, on the call that delivered its last line).
+  private let busy = Atomic(false)
 
   public init(
     link: any CentralLink, clock: any Clock<Duration> = ContinuousClock(), writeType: WriteType = .withResponse,
@@ -193,7 +196,7 @@ public actor EmStatPicoClient {
       vsp.characteristic(Self.txFIFO.characteristic) != nil, vsp.characteristic(Self.rxFIFO.characteristic) != nil
     else { throw EmStatPicoClientError(.notSupported, "the device has no VSP TX/RX FIFO") }
     fifo.reset()
-    busy = false
+    finishRequest()
     clearToSend = true
     self.connection = connection
     let data = try await connection.notifications(of: Self.txFIFO)
@@ -318,7 +321,7 @@ public actor EmStatPicoClient {
     do {
       try await sendMessage(Self.scriptText(script, command: "e"))
     } catch {
-      busy = false
+      finishRequest()
       throw error
     }
     return outputStream(lineTimeout: lineTimeout)
@@ -358,7 +361,7 @@ public actor EmStatPicoClient {
     do {
       try await sendMessage("r\n")
     } catch {
-      busy = false
+      finishRequest()
       throw error
     }
     return outputStream(lineTimeout: lineTimeout, accepted: "r")
@@ -394,46 +397,20 @@ public actor EmStatPicoClient {
     return body.joined(separator: "\n") + "\n\n"
   }
 
-  /// The events of a running script's output, up to its empty line.
+  /// The events of a running script's output, up to its empty line: the
+  /// line FIFO hands each line to them on the call that completed it.
   private func outputStream(lineTimeout: Duration?, accepted: String = "e") -> AsyncThrowingStream<
     MeasurementEvent, any Error
   > {
     let (stream, continuation) = AsyncThrowingStream<MeasurementEvent, any Error>.makeStream()
-    let task = Task(executorPreference: Task.currentExecutorPreference) {
-      do {
-        while true {
-          let line = try await self.nextLine(timeout: lineTimeout)
-          if line == accepted {
-            continuation.yield(.scriptAccepted)
-            continue
-          }
-          switch MethodScriptLine(line) {
-          case .executing: continuation.yield(.scriptAccepted)
-          case .measurementLoopStarted(let id): continuation.yield(.loopStarted(id: id))
-          case .measurementLoopEnded: continuation.yield(.loopEnded)
-          case .scanStarted(let id): continuation.yield(.scanStarted(id: id))
-          case .scanEnded: continuation.yield(.scanEnded)
-          case .loopStarted: continuation.yield(.nestedLoopStarted)
-          case .loopEnded: continuation.yield(.nestedLoopEnded)
-          case .package(let package): continuation.yield(.package(package))
-          case .malformedPackage(let line, let reason):
-            continuation.yield(.malformedPackage(line: line, reason: reason))
-          case .abortAcknowledged: continuation.yield(.abortAcknowledged)
-          case .text(let text): continuation.yield(.text(text))
-          case .error(let code, let detail):
-            throw EmStatPicoClientError(.device(code: code, detail: detail), "the device answered '\(line)'")
-          case .end:
-            await self.finishRequest()
-            continuation.finish()
-            return
-          }
-        }
-      } catch {
-        await self.finishRequest()
-        continuation.finish(throwing: error)
-      }
+    let output = ScriptOutput(
+      accepted: accepted, events: continuation, timed: lineTimeout.map { _ in Stopwatch(clock) },
+      ended: { [self] in busy.store(false, ordering: .releasing) })
+    let fifo = self.fifo
+    if let lineTimeout {
+      output.watch(lineTimeout, clock: clock) { error in fifo.expire(output, with: error) }
     }
-    continuation.onTermination = { _ in task.cancel() }
+    fifo.divert(to: output)
     return stream
   }
 
@@ -498,17 +475,18 @@ public actor EmStatPicoClient {
     guard connection != nil, linkFailure == nil else {
       throw EmStatPicoClientError(.notConnected, "connect to an EmStat Pico first")
     }
-    guard !busy else { throw EmStatPicoClientError(.busy, "another command is waiting for its answer") }
-    busy = true
+    guard busy.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
+      throw EmStatPicoClientError(.busy, "another command is waiting for its answer")
+    }
     // Lines nobody asked for (late output of an earlier command) are dropped.
     fifo.dropLines()
   }
 
-  private func finishRequest() { busy = false }
+  private func finishRequest() { busy.store(false, ordering: .releasing) }
 
   private func request<T: Sendable>(_ command: String, _ body: (EmStatPicoClient) async throws -> T) async throws -> T {
     try startRequest()
-    defer { busy = false }
+    defer { finishRequest() }
     try await sendMessage(command)
     return try await body(self)
   }

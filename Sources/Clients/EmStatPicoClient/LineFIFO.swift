@@ -5,7 +5,8 @@ import Synchronization
 /// each (`NotificationStream.receiveEach`), not by a task that woke for each
 /// and went over to the client's actor, which cost more than the lines.
 /// The one waiting for a line gets it at once; a line nobody waits for
-/// stays until asked for.
+/// stays until asked for. While a script's output streams, its lines go to
+/// it instead (`divert(to:)`), on the same call.
 final class LineFIFO: Sendable {
   /// Someone waiting for the next line (its request's id, and its timeout's timer).
   struct Waiter {
@@ -19,6 +20,8 @@ final class LineFIFO: Sendable {
     var lines: [String] = []
     var head = 0
     var waiter: Waiter?
+    /// The script output that takes every line, while there is one.
+    var output: ScriptOutput?
     /// Why the link ended, once it has.
     var failure: (any Error)?
 
@@ -52,8 +55,11 @@ final class LineFIFO: Sendable {
         }
         if state.partial.last == UInt8(ascii: "\r") { state.partial.removeLast() }
         let line = String(decoding: state.partial, as: UTF8.self)
-        state.partial = []
-        if let waiter = state.waiter {
+        state.partial.removeAll(keepingCapacity: true)
+        // Under the lock, so that the lines reach the output in order.
+        if let output = state.output {
+          if !output.take(line) { state.output = nil }
+        } else if let waiter = state.waiter {
           state.waiter = nil
           delivered.append((waiter, line))
         } else {
@@ -91,6 +97,30 @@ final class LineFIFO: Sendable {
     waiter.continuation.resume(with: ready)
   }
 
+  /// Hands every line to `output` (those waiting first) until it is over,
+  /// or ends it at once with the link's end if the link has ended.
+  func divert(to output: ScriptOutput) {
+    let failure = state.withLock { state -> (any Error)? in
+      while let line = state.take() {
+        if !output.take(line) { return nil }
+      }
+      if let failure = state.failure { return failure }
+      state.output = output
+      return nil
+    }
+    if let failure { output.finish(throwing: failure) }
+  }
+
+  /// Ends `output` with `error` (its line timeout), if it still takes the lines.
+  func expire(_ output: ScriptOutput, with error: any Error) {
+    let current = state.withLock { state -> Bool in
+      guard state.output === output else { return false }
+      state.output = nil
+      return true
+    }
+    if current { output.finish(throwing: error) }
+  }
+
   /// Ends the wait of request `id` with `error`, if it still waits.
   func expire(_ id: Int, with error: any Error) {
     let waiter = state.withLock { state -> Waiter? in
@@ -103,13 +133,14 @@ final class LineFIFO: Sendable {
 
   /// The link ended: the first failure stays, and the one waiting gets this one.
   func fail(_ error: any Error) {
-    let waiter = state.withLock { state -> Waiter? in
+    let (waiter, output) = state.withLock { state -> (Waiter?, ScriptOutput?) in
       if state.failure == nil { state.failure = error }
-      defer { state.waiter = nil }
-      return state.waiter
+      defer { (state.waiter, state.output) = (nil, nil) }
+      return (state.waiter, state.output)
     }
     waiter?.timer?.cancel()
     waiter?.continuation.resume(throwing: error)
+    output?.finish(throwing: error)
   }
 
   /// Drops the lines nobody asked for (late output of an earlier command).
@@ -122,6 +153,12 @@ final class LineFIFO: Sendable {
 
   /// A new link: no bytes, no lines, no failure.
   func reset() {
+    // The output of a script on the last link ends with it.
+    let output = state.withLock { state in
+      defer { state.output = nil }
+      return state.output
+    }
+    output?.finish(throwing: EmStatPicoClientError(.notConnected, "disconnected"))
     state.withLock { state in
       state.partial = []
       state.lines = []
