@@ -96,8 +96,8 @@ public actor BlueZPeripheral: PeripheralHost {
   private nonisolated let subscriptionCalls = Mutex<Task<Void, Never>?>(nil)
 
   private var connected: [CentralID] = []
-  private var mtus: [CentralID: Int] = [:]
-  private var subscribed: [CharacteristicAddress: [CentralID]] = [:]
+  private var mtus: [CentralID: Int] = [:] { didSet { forgetSocketRoutes() } }
+  private var subscribed: [CharacteristicAddress: [CentralID]] = [:] { didSet { forgetSocketRoutes() } }
   /// Centrals this device disconnected whose link bluetoothd has not taken
   /// down yet (it waits 2 s after Device1.Disconnect, its DISCONNECT_TIMER):
   /// not taken for connected again meanwhile, and no advertising refresh
@@ -108,8 +108,32 @@ public actor BlueZPeripheral: PeripheralHost {
   /// (it warns once a stall).
   private var bluetoothdBehind = false
   /// The sockets BlueZ acquired, by characteristic, with their numbers.
-  private var acquired: [CharacteristicAddress: [(number: Int, socket: NotificationSocket)]] = [:]
+  private var acquired: [CharacteristicAddress: [(number: Int, socket: NotificationSocket)]] = [:] {
+    didSet { forgetSocketRoutes() }
+  }
   private var socketsAcquired = 0
+  /// What ``notifyAtOnce(_:characteristic:)`` needs to send a characteristic's
+  /// value without the actor: its one notification socket and its
+  /// subscribers' smallest MTU. Noted by a notification that went out on
+  /// that socket, forgotten when a subscription, a socket or an MTU changes.
+  private nonisolated let socketRoutes = Mutex<[CharacteristicAddress: SocketRoute]>([:])
+  /// The notifications ``notifyAtOnce(_:characteristic:)`` sent.
+  private nonisolated let sentAtOnce = Atomic<Int>(0)
+
+  private struct SocketRoute: Sendable {
+    let socket: NotificationSocket
+    let mtu: Int
+    let central: CentralID
+    let definition: CharacteristicDefinition
+  }
+
+  /// Counts the changes that forgot the routes: a send that waited notes one only if none came meanwhile.
+  private var routeChanges = 0
+
+  private func forgetSocketRoutes() {
+    routeChanges += 1
+    socketRoutes.withLock { $0.removeAll() }
+  }
 
   /// How many notification sockets BlueZ has acquired since hosting began.
   public var acquiredNotificationSockets: Int { socketsAcquired }
@@ -945,7 +969,23 @@ public actor BlueZPeripheral: PeripheralHost {
 
   /// The notifications and indications handed to bluetoothd so far, one per
   /// subscribed central (through an acquired socket or a `Value` change).
-  public private(set) var notificationsSent = 0
+  public var notificationsSent: Int { notificationsSentByActor + sentAtOnce.load(ordering: .relaxed) }
+  private var notificationsSentByActor = 0
+
+  /// Sends a notification without the actor when its characteristic has one
+  /// notification socket, already used, with room now: the model's task
+  /// writes it, with no switch to the actor and back. `false` otherwise (the
+  /// model then awaits ``notify(_:characteristic:)``, which queues it).
+  public nonisolated func notifyAtOnce(_ value: [UInt8], characteristic: CharacteristicAddress) throws(GATTError)
+    -> Bool
+  {
+    guard let route = socketRoutes.withLock({ $0[characteristic] }) else { return false }
+    try NotificationRule.checkLength(
+      value.count, mtu: route.mtu, central: route.central, route.definition, at: characteristic, sending: .notify)
+    guard route.socket.sendNow(value) else { return false }
+    sentAtOnce.add(1, ordering: .relaxed)
+    return true
+  }
 
   /// Waits until bluetoothd has read every notification sent so far on the
   /// sockets it acquired, until `deadline` at most; returns whether it had.
@@ -993,17 +1033,26 @@ public actor BlueZPeripheral: PeripheralHost {
     try NotificationRule.checkLength(
       value.count, mtu: smallest.mtu, central: smallest.central, definition, at: address, sending: property)
     if let sockets = acquired[address], !sockets.isEmpty {
+      let changes = routeChanges
       var delivered = false
       for (number, socket) in sockets {
         do throws(NotificationSocket.Closed) {
           try await socket.send(value)
           delivered = true
-          notificationsSent += 1
+          notificationsSentByActor += 1
         } catch {
           await notificationSocketClosed(address, number)
         }
       }
-      if delivered { return }
+      if delivered {
+        // Nothing changed meanwhile (a change forgets the routes): the next value may go at once.
+        if property == .notify, sockets.count == 1, changes == routeChanges {
+          let route = SocketRoute(
+            socket: sockets[0].socket, mtu: smallest.mtu, central: smallest.central, definition: definition)
+          socketRoutes.withLock { $0[address] = route }
+        }
+        return
+      }
       guard !(subscribed[address] ?? []).isEmpty else {
         throw GATTError(.noSubscribers, "the central unsubscribed from \(address)")
       }
@@ -1011,7 +1060,7 @@ public actor BlueZPeripheral: PeripheralHost {
     do {
       try await bus.updateProperties(at: path, interface: BlueZ.gattCharacteristicInterface, ["Value": .bytes(value)])
       // bluetoothd sends the new value to every subscribed central.
-      notificationsSent += (subscribed[address] ?? []).count
+      notificationsSentByActor += (subscribed[address] ?? []).count
     } catch {
       throw BlueZError.gattError(error, "notifying \(address)")
     }

@@ -132,6 +132,17 @@ final class NotificationSocket: @unchecked Sendable {
     guard sent else { throw Closed() }
   }
 
+  /// Sends `bytes` as one packet if it can go now: `true` once sent, `false`
+  /// when packets wait for room, the socket is full or it is closed (then
+  /// ``send(_:)`` queues it or reports why).
+  func sendNow(_ bytes: [UInt8]) -> Bool {
+    outbox.withLock { box in
+      guard !box.isClosed, box.waiting.isEmpty else { return false }
+      if case .sent = Self.write(bytes, to: fd) { return true }
+      return false
+    }
+  }
+
   /// Whether the reader has taken every packet sent so far: none waits for
   /// room here, and none sits unread in the socket (`SIOCOUTQ`: on a Unix
   /// socket, the bytes sent that the other end has not read yet).

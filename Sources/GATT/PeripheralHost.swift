@@ -17,10 +17,11 @@ public protocol PeripheralHost: Sendable {
 
   /// Sends a notification as `notify` does, but without suspending, when
   /// this host can: `true` once sent (throwing as `notify` throws), `false`
-  /// when it cannot now and the model must `notify` instead (over BlueZ
-  /// always, the default). The loopback's host hands a value to its
-  /// subscribers' streams within the call: a model that sends several values
-  /// per tick saves the switches of executor around each `await`.
+  /// when it cannot now and the model must `notify` instead (the default).
+  /// The loopback's host hands a value to its subscribers' streams within
+  /// the call; BlueZ's writes it to the characteristic's notification
+  /// socket when one is in use and has room. A model saves the switches of
+  /// executor around each `await`.
   func notifyAtOnce(_ value: [UInt8], characteristic: CharacteristicAddress) throws(GATTError) -> Bool
 
   /// Sends an indication to every central subscribed to `characteristic` and

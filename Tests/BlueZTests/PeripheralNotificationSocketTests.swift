@@ -103,6 +103,52 @@ import Testing
     await peripheral.stop()
   }
 
+  /// `notifyAtOnce` writes to the socket from the caller, without the
+  /// actor, once a notification went out on it; in order with those
+  /// awaited (the first, and any the socket had no room for); never on a
+  /// socket that closed; and with the MTU's rule.
+  @Test func notificationsGoAtOnceOnASocketAlreadyUsed() async throws {
+    let bluez = try await FakeBlueZ.start(on: privateBus)
+    let bus = try await privateBus.connect()
+    let model = try SubscriptionLog()
+    let peripheral = try await BlueZPeripheral.host(model, on: bluez.adapter, bus: bus, name: "test")
+    let stream = SubscriptionLog.notifying
+    let (fd, _) = try await bluez.acquireNotify(try characteristicPath(0), of: bus.uniqueName, mtu: 100)
+    try await model.waitFor([true])
+    // Not before a notification went out on the socket.
+    #expect(try peripheral.notifyAtOnce([0], characteristic: stream) == false)
+
+    // 300 values of 97 bytes: each at once where it can go, else awaited.
+    let values = (0..<300).map { n in [UInt8(n & 0xFF), UInt8(n >> 8)] + [UInt8](repeating: UInt8(n % 7), count: 95) }
+    let sender = Task {
+      var atOnce = 0
+      for value in values {
+        if try peripheral.notifyAtOnce(value, characteristic: stream) {
+          atOnce += 1
+        } else {
+          try await peripheral.notify(value, characteristic: stream)
+        }
+      }
+      return atOnce
+    }
+    let packets = await NotificationSocketTests.readPackets(fd, count: values.count, size: 97)
+    let atOnce = try await sender.value
+    #expect(packets.elementsEqual(values), "one packet per notification, in order")
+    #expect(atOnce > 0 && atOnce < values.count, "\(atOnce) of \(values.count) at once")
+    #expect(await peripheral.notificationsSent == values.count)
+
+    // Longer than the MTU allows: the rule's error, as notify gives it.
+    #expect(throws: GATTError.self) {
+      try peripheral.notifyAtOnce([UInt8](repeating: 1, count: 98), characteristic: stream)
+    }
+
+    // BlueZ closes its end: nothing goes at once any more.
+    close(fd)
+    try await model.waitFor([true, false])
+    #expect(try peripheral.notifyAtOnce([1], characteristic: stream) == false)
+    await peripheral.stop()
+  }
+
   @Test func withoutSocketsNotificationsChangeTheValueProperty() async throws {
     let bluez = try await FakeBlueZ.start(on: privateBus)
     let bus = try await privateBus.connect()
