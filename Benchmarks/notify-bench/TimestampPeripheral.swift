@@ -42,8 +42,7 @@ actor TimestampPeripheral: PeripheralModel {
       do { try await clock.sleep(until: start.advanced(by: interval * n), tolerance: nil) } catch { return }
       let text = Array(String(MonotonicTime.microseconds()).utf8)
       do throws(GATTError) {
-        // At once where the host can, as the device models send.
-        if try !host.notifyAtOnce(text, characteristic: stamp) { try await host.notify(text, characteristic: stamp) }
+        try await host.notify(text, characteristic: stamp)
         model.count.withLock { $0 += 1 }
       } catch {}
     }

@@ -104,11 +104,7 @@ public actor BlendMicro: PeripheralModel {
     await timeline.repeatedly(from: deadline) {
       guard let (index, value) = samples.next() else { return nil }
       do throws(GATTError) {
-        // At once where the host can (no switch to its executor and back), else awaited.
-        let text = SyntheticECG.utf8Text(value)
-        if try !host.notifyAtOnce(text, characteristic: Self.tx) {
-          try await host.notify(text, characteristic: Self.tx)
-        }
+        try await host.notify(SyntheticECG.utf8Text(value), characteristic: Self.tx)
         samples.sent(index)
       } catch {
         // Nobody listens any more: the stream ends; any other failure loses this sample.

@@ -497,13 +497,10 @@ public actor E4: PeripheralModel {
   }
 
   /// Notifies subscribed centrals; a value nobody listens to is dropped, as on air.
-  /// At once where the host can (no switch to its executor and back), else awaited.
   private func send(_ bytes: [UInt8], to address: CharacteristicAddress) async {
     guard let host else { return }
     do {
-      if try !host.notifyAtOnce(bytes, characteristic: address) {
-        try await host.notify(bytes, characteristic: address)
-      }
+      try await host.notify(bytes, characteristic: address)
     } catch {
       // No subscriber, or the link went: the wristband keeps sampling.
     }

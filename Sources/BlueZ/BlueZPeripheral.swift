@@ -922,7 +922,12 @@ public actor BlueZPeripheral: PeripheralHost {
 
   // MARK: PeripheralHost
 
-  public func notify(_ value: [UInt8], characteristic: CharacteristicAddress) async throws(GATTError) {
+  /// Goes at once where it can (``notifyAtOnce(_:characteristic:)``: no
+  /// switch to the actor and back), else through the actor, which queues it.
+  public nonisolated(nonsending) func notify(_ value: [UInt8], characteristic: CharacteristicAddress)
+    async throws(GATTError)
+  {
+    if try notifyAtOnce(value, characteristic: characteristic) { return }
     try await send(value, characteristic, needing: .notify)
   }
 

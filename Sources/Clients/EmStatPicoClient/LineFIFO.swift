@@ -151,19 +151,13 @@ final class LineFIFO: Sendable {
     }
   }
 
-  /// A new link: no bytes, no lines, no failure.
+  /// A new link: no bytes, no lines, no script output, no failure (one waiting for a line still waits).
   func reset() {
-    // The output of a script on the last link ends with it.
     let output = state.withLock { state in
-      defer { state.output = nil }
+      defer { state = State(waiter: state.waiter) }
       return state.output
     }
+    // The output of a script on the last link ends with it.
     output?.finish(throwing: EmStatPicoClientError(.notConnected, "disconnected"))
-    state.withLock { state in
-      state.partial = []
-      state.lines = []
-      state.head = 0
-      state.failure = nil
-    }
   }
 }
