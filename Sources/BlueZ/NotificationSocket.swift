@@ -7,10 +7,17 @@ import Synchronization
 /// Both roles use it. A central reads the socket BlueZ hands out; a
 /// peripheral keeps its end of the socket pair it hands BlueZ and ``send(_:)``s
 /// each notification as one packet. Either way, the other end closing means
-/// the subscription ended (``Event/closed``). The socket is read on its own
-/// dispatch queue. `@unchecked Sendable`: the dispatch sources are touched
-/// only on that queue (or cancelled, which is thread-safe), and the outgoing
-/// queue is behind a mutex.
+/// the subscription ended (``Event/closed``).
+///
+/// The socket is read on its own dispatch queue, and what is read is handed
+/// to the handler on a second one: reading never waits for the handler.
+/// BlueZ drops a notification when a central's socket is full (`sendmsg`
+/// fails in `notify_io_cb`), and the socket holds about 200 of them: a
+/// handler that parses as it goes would otherwise lose the tail of a burst.
+/// A reader that is behind hands on a batch per wake, not a wake per packet.
+/// `@unchecked Sendable`: the dispatch sources are touched only on that
+/// queue (or cancelled, which is thread-safe), and the outgoing and
+/// incoming packets are behind mutexes.
 final class NotificationSocket: @unchecked Sendable {
   enum Event: Sendable {
     case packet([UInt8])
@@ -23,6 +30,9 @@ final class NotificationSocket: @unchecked Sendable {
 
   private let fd: Int32
   private let queue = DispatchQueue(label: "doppel.bluez.notify")
+  /// Where the handler runs, after reading and apart from it.
+  private let delivery = DispatchQueue(label: "doppel.bluez.notify.delivery")
+  private let incoming = Incoming()
   private let readSource: DispatchSourceRead
   private let writeSource: DispatchSourceWrite
   /// Whether `writeSource` is resumed, waiting for room (only on `queue`).
@@ -36,21 +46,29 @@ final class NotificationSocket: @unchecked Sendable {
     readSource = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
     writeSource = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
     let capacity = max(mtu, 23) + 8
+    let incoming = self.incoming
+    let delivery = self.delivery
     readSource.setEventHandler { [weak self] in
       var buffer = [UInt8](repeating: 0, count: capacity)
+      var packets: [[UInt8]] = []
+      var closed = false
       while true {
         let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, capacity) }
         if count > 0 {
-          handler(.packet(Array(buffer[0..<count])))
+          packets.append(Array(buffer[0..<count]))
         } else if count < 0, errno == EAGAIN || errno == EINTR {
-          return
+          break
         } else {
-          self?.failWaiting()
-          handler(.closed)
-          self?.shutDown()
-          return
+          closed = true
+          break
         }
       }
+      if closed {
+        self?.failWaiting()
+        self?.shutDown()
+      }
+      guard !packets.isEmpty || closed, incoming.add(packets, closed: closed) else { return }
+      delivery.async { incoming.deliver(to: handler) }
     }
     writeSource.setEventHandler { [weak self] in self?.flush() }
     // The descriptor is closed once both sources are done with it.
@@ -80,6 +98,50 @@ final class NotificationSocket: @unchecked Sendable {
     if !waitingForRoom { writeSource.resume() }
     waitingForRoom = true
     writeSource.cancel()
+  }
+
+  // MARK: Receiving
+
+  /// Packets read and not yet handed to the handler.
+  private final class Incoming: Sendable {
+    private struct State {
+      var packets: [[UInt8]] = []
+      /// The other end closed, after `packets`.
+      var closed = false
+      /// A delivery is queued or running: the reader need not queue another.
+      var delivering = false
+    }
+
+    private let state = Mutex(State())
+
+    /// Adds what a read found; `true` when a delivery must be queued for it.
+    func add(_ packets: [[UInt8]], closed: Bool) -> Bool {
+      state.withLock { state in
+        state.packets.append(contentsOf: packets)
+        state.closed = state.closed || closed
+        guard !state.delivering else { return false }
+        state.delivering = true
+        return true
+      }
+    }
+
+    /// Hands the handler every packet read, in order, then the end once the
+    /// other end closed (on `delivery`; one delivery at a time).
+    func deliver(to handler: @Sendable (Event) -> Void) {
+      while true {
+        let (packets, closed) = state.withLock { state -> ([[UInt8]], Bool) in
+          var taken: [[UInt8]] = []
+          swap(&taken, &state.packets)
+          guard taken.isEmpty else { return (taken, false) }
+          state.delivering = false
+          defer { state.closed = false }
+          return ([], state.closed)
+        }
+        for packet in packets { handler(.packet(packet)) }
+        if closed { handler(.closed) }
+        if packets.isEmpty { return }
+      }
+    }
   }
 
   // MARK: Sending

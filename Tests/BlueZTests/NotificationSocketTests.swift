@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 import Synchronization
 import Testing
@@ -145,5 +146,58 @@ import Testing
       if last < 0 { try await Task.sleep(for: .milliseconds(5)) }
     }
     #expect(last == 0, "end of file on the reader's end")
+  }
+
+  /// The central's side: bluetoothd writes each notification without
+  /// waiting and drops it when the socket is full (`notify_io_cb`). A
+  /// handler that is slow (here: held until the writer is done) must not
+  /// keep the socket from being read, or a burst loses its tail.
+  @Test func aSlowHandlerDoesNotLetTheSocketFillUp() async throws {
+    let (bluetoothd, ours) = try Self.socketPair()
+    defer { close(bluetoothd) }
+    _ = fcntl(bluetoothd, F_SETFL, fcntl(bluetoothd, F_GETFL) | O_NONBLOCK)
+    let size = 244
+    // Far more than the socket holds (~200 of these), at a pace a reader
+    // keeps up with easily: 10 every 5 ms.
+    let total = 1_000
+    let writerDone = DispatchSemaphore(value: 0)
+    let received = Mutex<[[UInt8]]>([])
+    let closed = Atomic<Bool>(false)
+    let socket = NotificationSocket(fd: ours, mtu: 517) { event in
+      switch event {
+      case .packet(let bytes):
+        let first = received.withLock { packets in
+          packets.append(bytes)
+          return packets.count == 1
+        }
+        // The handler is stuck until the burst is over.
+        if first { writerDone.wait() }
+      case .closed: closed.store(true, ordering: .releasing)
+      }
+    }
+    var dropped = 0
+    for n in 0..<total {
+      let packet = Self.packet(n, size: size)
+      let sent = packet.withUnsafeBytes { send(bluetoothd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+      if sent < 0 { dropped += 1 }
+      if n % 10 == 9 { try await Task.sleep(for: .milliseconds(5)) }
+    }
+    writerDone.signal()
+    #expect(dropped == 0, "bluetoothd found the socket full \(dropped) times of \(total)")
+    let deadline = ContinuousClock.now + .seconds(10)
+    while received.withLock({ $0.count }) < total - dropped, ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    let packets = received.withLock { $0 }
+    #expect(packets.count == total)
+    #expect(packets.enumerated().allSatisfy { $0.element == Self.packet($0.offset, size: size) }, "in order, whole")
+    // Its end still comes after every packet.
+    shutdown(bluetoothd, Int32(SHUT_RDWR))
+    while !closed.load(ordering: .acquiring), ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    let heardTheEnd = closed.load(ordering: .acquiring)
+    #expect(heardTheEnd, "the handler heard the end")
+    socket.close()
   }
 }
