@@ -1,0 +1,54 @@
+import BlueZ
+import EmStatPico
+import EmStatPicoClient
+import GATT
+import Synchronization
+import Testing
+
+extension LabTests {
+  /// Round after round of the EmStat Pico's fastest stream through BlueZ:
+  /// 5 s of chronoamperometry at 1,000 points per second, in notifications
+  /// of up to 244 bytes sent as D-Bus signals, each round with a new device
+  /// and a new client. Every point must arrive. `ci/bench-pico-rounds` runs
+  /// it on several lanes at once (a loaded lab) with `DOPPEL_PICO_ROUNDS`
+  /// rounds; CI does not run it (EmStatPicoLabTests streams once).
+  @Suite
+  struct EmStatPicoStreamRoundsLabTests {
+    @Test(.timeLimit(.minutes(30)))
+    func everyRoundDeliversEveryPoint() async throws {
+      let rounds = Int(Lab.environment["DOPPEL_PICO_ROUNDS"] ?? "") ?? 3
+      var failed = 0
+      for round in 1...rounds {
+        let model = EmStatPico(
+          configuration: EmStatPicoConfiguration(
+            name: "EmStat Pico", currentNoise: 0, impedanceNoise: 0, notificationPayload: 244))
+        try await LabSession.run { lab in
+          let peripheral = try await lab.host(
+            model, on: 0, name: "emstatpicoround\(round)", notificationSockets: false)
+          let client = EmStatPicoClient(link: try await lab.central(on: 1))
+          try await client.connect(namePrefix: "EmStat Pico", timeout: .seconds(60))
+          let seen = Mutex((events: 0, last: ""))
+          let started = ContinuousClock.now
+          do {
+            let run = try await EmStatPicoLabTests.packages(
+              try await client.sendMethodScript(EmStatPicoLabTests.fastCA(seconds: 5), lineTimeout: .seconds(15))
+            ) { event in seen.withLock { $0 = ($0.events + 1, "\(event)") } }
+            #expect(run.packages.count == 5_000, "round \(round)")
+            print(
+              "pico-rounds: round \(round) ok in \((ContinuousClock.now - started).seconds) s, \(run.packages.count) points"
+            )
+          } catch {
+            failed += 1
+            let (events, last) = seen.withLock { $0 }
+            print(
+              "pico-rounds: round \(round) FAILED after \((ContinuousClock.now - started).seconds) s: \(error); the client had \(events) events (the last: \(last)); the device sent \(await model.notificationsSent) notifications (\(await model.notificationsDropped) dropped), the peripheral handed bluetoothd \(await peripheral.notificationsSent)"
+            )
+          }
+          await client.disconnect()
+        }
+      }
+      print("pico-rounds: \(failed) of \(rounds) rounds failed")
+      #expect(failed == 0)
+    }
+  }
+}
