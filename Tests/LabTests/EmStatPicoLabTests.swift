@@ -160,10 +160,22 @@ extension LabTests {
             try await client.connect(namePrefix: "EmStat Pico", timeout: .seconds(60))
             let started = ContinuousClock.now
             let loopStarted = Mutex<ContinuousClock.Instant?>(nil)
-            let run = try await Self.packages(
-              try await client.sendMethodScript(Self.fastCA(seconds: seconds), lineTimeout: .seconds(30))
-            ) { event in
-              if case .loopStarted = event { loopStarted.withLock { $0 = ContinuousClock.now } }
+            let events = Atomic<Int>(0)
+            let run: (packages: [MethodScriptPackage], events: [MeasurementEvent])
+            do {
+              run = try await Self.packages(
+                try await client.sendMethodScript(Self.fastCA(seconds: seconds), lineTimeout: .seconds(30))
+              ) { event in
+                events.add(1, ordering: .relaxed)
+                if case .loopStarted = event { loopStarted.withLock { $0 = ContinuousClock.now } }
+              }
+            } catch {
+              // Where the stream broke: what the client had, what the device and the peripheral sent.
+              Issue.record(
+                "\(payload)-byte notifications, \(path): \(error), with \(events.load(ordering: .relaxed)) events taken; the device sent \(await model.notificationsSent) notifications (\(await model.notificationsDropped) dropped), the peripheral handed bluetoothd \(await peripheral.notificationsSent)"
+              )
+              await client.disconnect()
+              return
             }
             let ended = ContinuousClock.now
             let elapsed = (ended - started).seconds
