@@ -12,7 +12,7 @@ import Synchronization
 /// The socket is read on its own dispatch queue, and what is read is handed
 /// to the handler on a second one: reading never waits for the handler.
 /// BlueZ drops a notification when a central's socket is full (`sendmsg`
-/// fails in `notify_io_cb`), and the socket holds about 200 of them: a
+/// fails in `notify_io_cb`), and the socket holds about 170 of them: a
 /// handler that parses as it goes would otherwise lose the tail of a burst.
 /// A reader that is behind hands on a batch per wake, not a wake per packet.
 /// `@unchecked Sendable`: the dispatch sources are touched only on that

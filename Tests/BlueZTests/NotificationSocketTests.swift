@@ -156,13 +156,18 @@ import Testing
     let (bluetoothd, ours) = try Self.socketPair()
     defer { close(bluetoothd) }
     _ = fcntl(bluetoothd, F_SETFL, fcntl(bluetoothd, F_GETFL) | O_NONBLOCK)
+    // A send buffer of a known size, whatever the machine's default (the
+    // kernel doubles what is asked): it holds about 100 of these packets.
+    var asked: Int32 = 64 * 1024
+    _ = setsockopt(bluetoothd, SOL_SOCKET, SO_SNDBUF, &asked, socklen_t(MemoryLayout<Int32>.size))
+    var capacity: Int32 = 0
+    var length = socklen_t(MemoryLayout<Int32>.size)
+    _ = getsockopt(bluetoothd, SOL_SOCKET, SO_SNDBUF, &capacity, &length)
     let size = 244
-    // Far more than the socket holds (~200 of these), at a pace a reader
-    // keeps up with easily: 10 every 5 ms.
     let total = 1_000
     let writerDone = DispatchSemaphore(value: 0)
     let received = Mutex<[[UInt8]]>([])
-    let closed = Atomic<Bool>(false)
+    let receivedBeforeTheEnd = Mutex<Int?>(nil)
     let socket = NotificationSocket(fd: ours, mtu: 517) { event in
       switch event {
       case .packet(let bytes):
@@ -172,32 +177,55 @@ import Testing
         }
         // The handler is stuck until the burst is over.
         if first { writerDone.wait() }
-      case .closed: closed.store(true, ordering: .releasing)
+      case .closed:
+        let count = received.withLock { $0.count }
+        receivedBeforeTheEnd.withLock { $0 = count }
       }
     }
+    defer {
+      writerDone.signal()
+      socket.close()
+    }
+    // The writer waits, before every 10 packets, until the socket is at most
+    // half full: however slowly the reader is scheduled, one that reads
+    // never finds it full. A reader that does not read keeps it full, and
+    // the writer stops waiting after a second of that.
     var dropped = 0
+    var readerReads = true
     for n in 0..<total {
+      if n % 10 == 0, readerReads {
+        let giveUp = ContinuousClock.now + .seconds(1)
+        while Self.unread(bluetoothd) > Int(capacity) / 2 {
+          guard ContinuousClock.now < giveUp else {
+            readerReads = false
+            break
+          }
+          try await Task.sleep(for: .milliseconds(2))
+        }
+      }
       let packet = Self.packet(n, size: size)
       let sent = packet.withUnsafeBytes { send(bluetoothd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
       if sent < 0 { dropped += 1 }
-      if n % 10 == 9 { try await Task.sleep(for: .milliseconds(5)) }
     }
+    // The end goes at once, while the handler still holds the burst.
+    shutdown(bluetoothd, Int32(SHUT_RDWR))
     writerDone.signal()
     #expect(dropped == 0, "bluetoothd found the socket full \(dropped) times of \(total)")
     let deadline = ContinuousClock.now + .seconds(10)
-    while received.withLock({ $0.count }) < total - dropped, ContinuousClock.now < deadline {
+    while receivedBeforeTheEnd.withLock({ $0 }) == nil, ContinuousClock.now < deadline {
       try await Task.sleep(for: .milliseconds(5))
     }
     let packets = received.withLock { $0 }
     #expect(packets.count == total)
     #expect(packets.enumerated().allSatisfy { $0.element == Self.packet($0.offset, size: size) }, "in order, whole")
-    // Its end still comes after every packet.
-    shutdown(bluetoothd, Int32(SHUT_RDWR))
-    while !closed.load(ordering: .acquiring), ContinuousClock.now < deadline {
-      try await Task.sleep(for: .milliseconds(5))
-    }
-    let heardTheEnd = closed.load(ordering: .acquiring)
-    #expect(heardTheEnd, "the handler heard the end")
-    socket.close()
+    let beforeTheEnd = receivedBeforeTheEnd.withLock { $0 }
+    #expect(beforeTheEnd == total - dropped, "the end came after every packet sent")
+  }
+
+  /// The bytes sent on `fd` that the other end has not read (`SIOCOUTQ`).
+  static func unread(_ fd: Int32) -> Int {
+    var unread: Int32 = 0
+    guard ioctl(fd, UInt(TIOCOUTQ), &unread) == 0 else { return 0 }
+    return Int(unread)
   }
 }
