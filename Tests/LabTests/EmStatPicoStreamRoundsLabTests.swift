@@ -2,6 +2,7 @@ import BlueZ
 import EmStatPico
 import EmStatPicoClient
 import GATT
+import Glibc
 import Synchronization
 import Testing
 
@@ -27,27 +28,34 @@ extension LabTests {
             model, on: 0, name: "emstatpicoround\(round)", notificationSockets: false)
           let client = EmStatPicoClient(link: try await lab.central(on: 1))
           try await client.connect(namePrefix: "EmStat Pico", timeout: .seconds(60))
-          let seen = Mutex((events: 0, last: ""))
+          let seen = Mutex((events: 0, last: MeasurementEvent?.none))
           let started = ContinuousClock.now
+          // What went wrong, if anything: the stream's error, or points missing.
+          var failure: String?
           do {
             let run = try await EmStatPicoLabTests.packages(
               try await client.sendMethodScript(EmStatPicoLabTests.fastCA(seconds: 5), lineTimeout: .seconds(15))
-            ) { event in seen.withLock { $0 = ($0.events + 1, "\(event)") } }
-            #expect(run.packages.count == 5_000, "round \(round)")
-            print(
-              "pico-rounds: round \(round) ok in \((ContinuousClock.now - started).seconds) s, \(run.packages.count) points"
-            )
+            ) { event in seen.withLock { $0 = ($0.events + 1, event) } }
+            if run.packages.count != 5_000 { failure = "\(run.packages.count) of 5000 points" }
           } catch {
+            failure = "\(error)"
+          }
+          let elapsed = (ContinuousClock.now - started).seconds
+          if let failure {
             failed += 1
             let (events, last) = seen.withLock { $0 }
             print(
-              "pico-rounds: round \(round) FAILED after \((ContinuousClock.now - started).seconds) s: \(error); the client had \(events) events (the last: \(last)); the device sent \(await model.notificationsSent) notifications (\(await model.notificationsDropped) dropped), the peripheral handed bluetoothd \(await peripheral.notificationsSent)"
+              "pico-rounds: round \(round) FAILED after \(elapsed) s: \(failure); the client had \(events) events (the last: \(last.map { "\($0)" } ?? "none")); the device sent \(await model.notificationsSent) notifications (\(await model.notificationsDropped) dropped), the peripheral handed bluetoothd \(await peripheral.notificationsSent)"
             )
+          } else {
+            print("pico-rounds: round \(round) ok in \(elapsed) s, 5000 points")
           }
+          fflush(nil)
           await client.disconnect()
         }
       }
       print("pico-rounds: \(failed) of \(rounds) rounds failed")
+      fflush(nil)
       #expect(failed == 0)
     }
   }
