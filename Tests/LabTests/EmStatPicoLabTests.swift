@@ -135,6 +135,32 @@ extension LabTests {
       """
     }
 
+    /// `fastCA(seconds:)` streamed to `client`: its points, when its loop
+    /// started, and, when the stream broke, where: its error, what the client
+    /// had taken, and what the device and the peripheral sent.
+    static func streamFastCA(
+      seconds: Int, lineTimeout: Duration, client: EmStatPicoClient, model: EmStatPico, peripheral: BlueZPeripheral
+    ) async -> (packages: [MethodScriptPackage], loopStarted: ContinuousClock.Instant?, broke: String?) {
+      let seen = Mutex((events: 0, last: MeasurementEvent?.none, loopStarted: ContinuousClock.Instant?.none))
+      do {
+        let run = try await packages(
+          try await client.sendMethodScript(fastCA(seconds: seconds), lineTimeout: lineTimeout)
+        ) { event in
+          seen.withLock { seen in
+            seen.events += 1
+            seen.last = event
+            if case .loopStarted = event { seen.loopStarted = ContinuousClock.now }
+          }
+        }
+        return (run.packages, seen.withLock { $0.loopStarted }, nil)
+      } catch {
+        let (events, last, loopStarted) = seen.withLock { ($0.events, $0.last, $0.loopStarted) }
+        let broke =
+          "\(error), with \(events) events taken (the last: \(last.map { "\($0)" } ?? "none")); the device sent \(await model.notificationsSent) notifications (\(await model.notificationsDropped) dropped), the peripheral handed bluetoothd \(await peripheral.notificationsSent)"
+        return ([], loopStarted, broke)
+      }
+    }
+
     /// Sustained CA points per second through BlueZ, 20-byte notifications
     /// (the module as PalmSens describes it) beside notifications up to
     /// ATT_MTU − 3 (sent at once, and gathered for up to 7.5 ms to fill
@@ -159,27 +185,16 @@ extension LabTests {
             let client = EmStatPicoClient(link: try await lab.central(on: 1))
             try await client.connect(namePrefix: "EmStat Pico", timeout: .seconds(60))
             let started = ContinuousClock.now
-            let loopStarted = Mutex<ContinuousClock.Instant?>(nil)
-            let events = Atomic<Int>(0)
-            let run: (packages: [MethodScriptPackage], events: [MeasurementEvent])
-            do {
-              run = try await Self.packages(
-                try await client.sendMethodScript(Self.fastCA(seconds: seconds), lineTimeout: .seconds(30))
-              ) { event in
-                events.add(1, ordering: .relaxed)
-                if case .loopStarted = event { loopStarted.withLock { $0 = ContinuousClock.now } }
-              }
-            } catch {
-              // Where the stream broke: what the client had, what the device and the peripheral sent.
-              Issue.record(
-                "\(payload)-byte notifications, \(path): \(error), with \(events.load(ordering: .relaxed)) events taken; the device sent \(await model.notificationsSent) notifications (\(await model.notificationsDropped) dropped), the peripheral handed bluetoothd \(await peripheral.notificationsSent)"
-              )
+            let run = await Self.streamFastCA(
+              seconds: seconds, lineTimeout: .seconds(30), client: client, model: model, peripheral: peripheral)
+            if let broke = run.broke {
+              Issue.record("\(payload)-byte notifications, \(path): \(broke)")
               await client.disconnect()
               return
             }
             let ended = ContinuousClock.now
             let elapsed = (ended - started).seconds
-            let loop = (ended - (loopStarted.withLock { $0 } ?? started)).seconds
+            let loop = (ended - (run.loopStarted ?? started)).seconds
             #expect(run.packages.count == 1_000 * seconds, "\(payload)-byte notifications, \(path)")
             #expect(run.packages.allSatisfy { abs(($0.current ?? 0) - 20e-6) <= 0.5e-9 * 1.000_001 })
             #expect(await model.notificationsDropped == 0)

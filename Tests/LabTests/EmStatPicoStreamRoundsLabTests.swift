@@ -28,25 +28,15 @@ extension LabTests {
             model, on: 0, name: "emstatpicoround\(round)", notificationSockets: false)
           let client = EmStatPicoClient(link: try await lab.central(on: 1))
           try await client.connect(namePrefix: "EmStat Pico", timeout: .seconds(60))
-          let seen = Mutex((events: 0, last: MeasurementEvent?.none))
           let started = ContinuousClock.now
-          // What went wrong, if anything: the stream's error, or points missing.
-          var failure: String?
-          do {
-            let run = try await EmStatPicoLabTests.packages(
-              try await client.sendMethodScript(EmStatPicoLabTests.fastCA(seconds: 5), lineTimeout: .seconds(15))
-            ) { event in seen.withLock { $0 = ($0.events + 1, event) } }
-            if run.packages.count != 5_000 { failure = "\(run.packages.count) of 5000 points" }
-          } catch {
-            failure = "\(error)"
-          }
+          let run = await EmStatPicoLabTests.streamFastCA(
+            seconds: 5, lineTimeout: .seconds(15), client: client, model: model, peripheral: peripheral)
+          // What went wrong, if anything: the stream broke, or points are missing.
+          let failure = run.broke ?? (run.packages.count == 5_000 ? nil : "\(run.packages.count) of 5000 points")
           let elapsed = (ContinuousClock.now - started).seconds
           if let failure {
             failed += 1
-            let (events, last) = seen.withLock { $0 }
-            print(
-              "pico-rounds: round \(round) FAILED after \(elapsed) s: \(failure); the client had \(events) events (the last: \(last.map { "\($0)" } ?? "none")); the device sent \(await model.notificationsSent) notifications (\(await model.notificationsDropped) dropped), the peripheral handed bluetoothd \(await peripheral.notificationsSent)"
-            )
+            print("pico-rounds: round \(round) FAILED after \(elapsed) s: \(failure)")
           } else {
             print("pico-rounds: round \(round) ok in \(elapsed) s, 5000 points")
           }
