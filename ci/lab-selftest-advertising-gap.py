@@ -191,7 +191,8 @@ def main():
                 break
             # bluetoothd ends a link 2 s after Disconnect (its profiles' grace
             # time). Ending it at once from the controller, 50 ms after it came
-            # up, crashed bluetoothd 5.66 in the lab.
+            # up, hit a kernel BUG in the lab (Linux 6.1, hci_chan_del as
+            # bluetoothd closed the link's L2CAP socket; docs/benchmarks.md).
             try:
                 device.Disconnect(timeout=10)
             except dbus.exceptions.DBusException as error:
