@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import Synchronization
 
 /// `doppel-bench dbus`: round trips between two connections, A and B, of this
 /// process on one bus, through Doppel's DBus target. Workloads (the peers in
@@ -12,7 +13,9 @@ import Foundation
 ///   receiving it, sets its own `Value` to the bytes it got; A waits for B's
 ///   `PropertiesChanged` before the next. A round trip is the two signals.
 /// - stream: A emits `PropertiesChanged` in batches of `--batch`, the next
-///   batch once B has received all of the last; figure: signals B received per second.
+///   batch once B has received all of the last; figure: signals B received
+///   per second. B takes them in a handler on its connection's thread
+///   (`receiveSignals`), as the peers take them in a callback.
 ///
 /// The benchmark's own loops run on the cooperative pool and await each
 /// connection call across to the connection's queue, as Doppel's other targets
@@ -98,26 +101,35 @@ struct DBusBenchmark {
   }
 
   private func stream(from a: DBusConnection, to b: DBusConnection, path: ObjectPath) async throws -> (Int, Double) {
-    let fromA = try await b.signals(matching: Self.propertiesChanged(sender: a.uniqueName, path: path))
     let batch = options.batch
-    let (progress, reached) = AsyncStream.makeStream(of: Int.self)
-    let counter = Task {
-      defer { reached.finish() }
-      var received = 0
-      for try await message in fromA {
+    // B counts on its connection's thread, as the peers count in a callback:
+    // the emitting task is woken once a batch, not once a signal.
+    let (progress, reached) = AsyncThrowingStream.makeStream(of: Int.self)
+    let received = Mutex(0)
+    let fromA = try await b.receiveSignals(matching: Self.propertiesChanged(sender: a.uniqueName, path: path)) {
+      event in
+      guard case .signal(let message) = event else {
+        reached.finish(throwing: BenchFailure("B's connection closed"))
+        return
+      }
+      received.withLock { received in
         guard let value = Self.value(of: message), Self.sequence(of: value) == UInt32(truncatingIfNeeded: received)
-        else { throw BenchFailure("signal \(received) arrived out of order") }
+        else {
+          reached.finish(throwing: BenchFailure("signal \(received) arrived out of order"))
+          return
+        }
         received += 1
         if received % batch == 0 { reached.yield(received) }
       }
     }
+    defer { fromA.cancel() }
     var batchesDone = progress.makeAsyncIterator()
     var payload = Self.payload(size: options.payload)
     var sent = 0
     func sendBatch() async throws {
       payload = try await Self.emit(batch, from: sent, payload: payload, by: a, path: path, on: home(a))
       sent += batch
-      guard let received = await batchesDone.next(isolation: #isolation), received == sent else {
+      guard let received = try await batchesDone.next(isolation: #isolation), received == sent else {
         throw BenchFailure("B stopped receiving after \(sent - batch) signals")
       }
     }
@@ -129,8 +141,6 @@ struct DBusBenchmark {
       try await sendBatch()
       elapsed = MonotonicClock.nanoseconds() - start
     } while !options.budget.isSpent(elapsed: elapsed, done: sent - warm)
-    counter.cancel()
-    _ = await counter.result
     return (sent - warm, Double(sent - warm) * 1e9 / Double(elapsed))
   }
 

@@ -221,24 +221,28 @@ public actor BlueZCentralConnection: CentralConnection {
         }
         return stream
       }
-      let values = try await bus.signals(
-        matching: DBusMatchRule(
-          sender: BlueZ.service, interface: BlueZ.propertiesInterface, member: "PropertiesChanged", path: object.path))
-      _ = try await object.call(BlueZ.gattCharacteristicInterface, "StartNotify")
-      notificationSinks[id] = continuation
+      // Each change of `Value` goes to the stream on the bus connection's
+      // thread as it is read, with no task woken in between.
       let received = received
-      let forward = Task {
-        do {
-          for try await change in values where change.body.first?.string == BlueZ.gattCharacteristicInterface {
-            if let value = change.body[1].dictionary?["Value"]?.bytes {
-              received.increment()
-              continuation.yield(value)
-            }
-          }
-        } catch {}
+      let values = try await bus.receiveSignals(
+        matching: DBusMatchRule(
+          sender: BlueZ.service, interface: BlueZ.propertiesInterface, member: "PropertiesChanged", path: object.path)
+      ) { event in
+        guard case .signal(let change) = event, change.body.first?.string == BlueZ.gattCharacteristicInterface,
+          let value = change.body[1].dictionary?["Value"]?.bytes
+        else { return }
+        received.increment()
+        continuation.yield(value)
       }
+      do {
+        _ = try await object.call(BlueZ.gattCharacteristicInterface, "StartNotify")
+      } catch {
+        values.cancel()
+        throw error
+      }
+      notificationSinks[id] = continuation
       continuation.onTermination = { [weak self] _ in
-        forward.cancel()
+        values.cancel()
         Task { await self?.unsubscribe(id, object) }
       }
     } catch {

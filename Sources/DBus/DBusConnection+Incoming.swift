@@ -50,7 +50,7 @@ extension DBusConnection {
     for subscription in subscriptions.values {
       let owner = subscription.rule.wellKnownSender.flatMap { nameOwners[$0] }
       if subscription.rule.matches(message, senderOwner: owner) {
-        subscription.continuation.yield(message)
+        subscription.deliver(.signal(message))
       }
     }
   }

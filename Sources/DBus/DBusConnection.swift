@@ -34,7 +34,7 @@ public actor DBusConnection {
   var isReleased = false
 
   var tree = DBusObjectTree()
-  var subscriptions: [Int: DBusSignalSubscriptionState] = [:]
+  var subscriptions: [Int: DBusSignalSubscription] = [:]
   var nextSubscriptionID = 0
   /// Current owners of the well-known names that subscriptions filter on.
   var nameOwners: [String: String] = [:]
@@ -166,7 +166,7 @@ public actor DBusConnection {
     isOpen = false
     for pending in pendingCalls { pending.cancel(with: error) }
     pendingCalls.removeAll()
-    for subscription in subscriptions.values { subscription.continuation.finish(throwing: error) }
+    for subscription in subscriptions.values { subscription.deliver(.closed(error)) }
     subscriptions.removeAll()
   }
 

@@ -3,30 +3,54 @@
 /// task cancelled, the rule is removed from the bus.
 public typealias DBusSignalStream = AsyncThrowingStream<DBusMessage, any Error>
 
-/// A live subscription, kept by the connection.
-struct DBusSignalSubscriptionState: Sendable {
-  let rule: DBusMatchRule
-  let continuation: DBusSignalStream.Continuation
-}
-
 extension DBusConnection {
   /// Subscribes to signals matching `rule`. The rule is on the bus when this
   /// returns, so no signal emitted afterwards is missed.
+  ///
+  /// Each signal wakes the consuming task; where that costs too much (a
+  /// stream of thousands a second), ``receiveSignals(matching:_:)`` hands
+  /// them over on the connection's thread instead.
   public func signals(matching rule: DBusMatchRule) async throws -> DBusSignalStream {
-    guard isOpen else { throw DBusError.disconnected() }
-    if let name = rule.wellKnownSender { try await trackOwner(of: name) }
-    try await busCall("AddMatch", [.string(rule.description)])
-    let id = nextSubscriptionID
-    nextSubscriptionID += 1
     let (stream, continuation) = DBusSignalStream.makeStream(bufferingPolicy: .unbounded)
-    subscriptions[id] = DBusSignalSubscriptionState(rule: rule, continuation: continuation)
-    continuation.onTermination = { [weak self] _ in
-      Task { await self?.unsubscribe(id) }
+    let subscription = try await receiveSignals(matching: rule) { event in
+      switch event {
+      case .signal(let message): continuation.yield(message)
+      case .closed(let error): continuation.finish(throwing: error)
+      }
     }
+    continuation.onTermination = { _ in subscription.cancel() }
     return stream
   }
 
-  private func unsubscribe(_ id: Int) async {
+  /// Subscribes to signals matching `rule` and calls `handler` with each, on
+  /// the connection's thread as it is read, in the order they arrived (see
+  /// ``DBusSignalSubscription``). The rule is on the bus when this returns,
+  /// so no signal emitted afterwards is missed. The subscription lasts until
+  /// it is cancelled or the connection closes: dropping it does not end it.
+  public func receiveSignals(
+    matching rule: DBusMatchRule, _ handler: @escaping @Sendable (DBusSignalSubscription.Event) -> Void
+  ) async throws -> DBusSignalSubscription {
+    guard isOpen else { throw DBusError.disconnected() }
+    if let name = rule.wellKnownSender { try await trackOwner(of: name) }
+    do {
+      try await busCall("AddMatch", [.string(rule.description)])
+    } catch {
+      if let name = rule.wellKnownSender { await untrackOwner(of: name) }
+      throw error
+    }
+    let id = nextSubscriptionID
+    nextSubscriptionID += 1
+    let subscription = DBusSignalSubscription(rule: rule, id: id, connection: self, thread: executor, handler: handler)
+    guard isOpen else {
+      // Closed while the rule was added: the subscription starts ended.
+      subscription.deliver(.closed(DBusError.disconnected()))
+      return subscription
+    }
+    subscriptions[id] = subscription
+    return subscription
+  }
+
+  func unsubscribe(_ id: Int) async {
     guard let subscription = subscriptions.removeValue(forKey: id), isOpen else { return }
     _ = try? await busCall("RemoveMatch", [.string(subscription.rule.description)])
     if let name = subscription.rule.wellKnownSender { await untrackOwner(of: name) }
