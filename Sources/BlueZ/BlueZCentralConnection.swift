@@ -228,11 +228,16 @@ public actor BlueZCentralConnection: CentralConnection {
         matching: DBusMatchRule(
           sender: BlueZ.service, interface: BlueZ.propertiesInterface, member: "PropertiesChanged", path: object.path)
       ) { event in
-        guard case .signal(let change) = event, change.body.first?.string == BlueZ.gattCharacteristicInterface,
-          let value = change.body[1].dictionary?["Value"]?.bytes
-        else { return }
-        received.increment()
-        continuation.yield(value)
+        switch event {
+        case .signal(let change):
+          guard change.body.first?.string == BlueZ.gattCharacteristicInterface,
+            let value = change.body[1].dictionary?["Value"]?.bytes
+          else { return }
+          received.increment()
+          continuation.yield(value)
+        case .closed(let error):
+          continuation.finish(throwing: GATTError(.failed, "the D-Bus connection to BlueZ closed: \(error)"))
+        }
       }
       do {
         _ = try await object.call(BlueZ.gattCharacteristicInterface, "StartNotify")

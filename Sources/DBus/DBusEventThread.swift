@@ -39,6 +39,9 @@ final class DBusEventThread: SerialExecutor, @unchecked Sendable {
     var loop: LibDBusEventLoop?
     var thread = pthread_t()
 
+    /// Whether the caller runs on the thread.
+    var isCurrent: Bool { pthread_equal(pthread_self(), thread) != 0 }
+
     init() throws(DBusError) {
       var ends: [Int32] = [-1, -1]
       guard pipe(&ends) == 0 else {
@@ -168,7 +171,7 @@ final class DBusEventThread: SerialExecutor, @unchecked Sendable {
   }
 
   /// Whether the caller runs on the thread.
-  var isCurrent: Bool { pthread_equal(pthread_self(), core.thread) != 0 }
+  var isCurrent: Bool { core.isCurrent }
 
   func checkIsolated() {
     precondition(isCurrent, "not on the D-Bus connection's thread")

@@ -88,6 +88,22 @@ import Testing
     await watcher.close()
   }
 
+  /// A signal subscription still held, and its stream, do not keep a
+  /// dropped connection's thread alive.
+  @Test(.timeLimit(.minutes(1))) func heldSubscriptionsDoNotKeepADroppedConnectionsThread() async throws {
+    var core: [WeakCore] = []
+    var kept: (DBusSignalSubscription, DBusSignalStream)?
+    do {
+      let dropped = try await bus.connect()
+      core.append(WeakCore(dropped.executor.core))
+      let rule = try DBusMatchRule(interface: "org.doppel.Test")
+      let subscription = try await dropped.receiveSignals(matching: rule) { _ in }
+      kept = (subscription, try await dropped.signals(matching: rule))
+    }
+    #expect(try await Self.allEnded(core), "the dropped connection's thread still runs")
+    #expect(kept != nil)
+  }
+
   final class WeakCore: @unchecked Sendable {
     weak var core: DBusEventThread.Core?
     init(_ core: DBusEventThread.Core) { self.core = core }

@@ -77,7 +77,7 @@ import Testing
     subscription.cancel()
   }
 
-  @Test func afterCancelTheHandlerIsNotCalledAndTheRuleLeaves() async throws {
+  @Test func afterCancelTheHandlerIsNotCalledAndTheSubscriptionIsRemoved() async throws {
     let a = try await bus.connect()
     let b = try await bus.connect()
     let record = Record()
@@ -95,7 +95,7 @@ import Testing
     var markers = marker.makeAsyncIterator()
     _ = try await markers.next()
     #expect(record.ticks.withLock { $0 } == [0])
-    // The rule is removed in the background.
+    // The subscription (and its rule on the bus) is removed in the background.
     let deadline = ContinuousClock.now + .seconds(5)
     while await b.subscriptions[subscription.id] != nil, ContinuousClock.now < deadline {
       try await Task.sleep(for: .milliseconds(10))
@@ -121,17 +121,21 @@ import Testing
     #expect(record.ticks.withLock { $0 } == [0])
   }
 
-  @Test func cancelFromAnotherThreadWaitsForACallInFlight() async throws {
+  @Test func cancelFromAnotherThreadWaitsForACallInProgress() async throws {
     let a = try await bus.connect()
     let b = try await bus.connect()
     let (started, start) = AsyncStream.makeStream(of: Void.self)
+    let holder = Mutex<DBusSignalSubscription?>(nil)
     let handlerEnded = Mutex<ContinuousClock.Instant?>(nil)
     let subscription = try await b.receiveSignals(matching: DBusMatchRule(interface: Self.interface, member: "Tick")) {
       _ in
       start.yield()
-      usleep(200_000)
+      // Still running once cancel was called, however late the test's task runs.
+      while holder.withLock({ $0 })?.isCancelled != true { usleep(1_000) }
+      usleep(100_000)
       handlerEnded.withLock { $0 = .now }
     }
+    holder.withLock { $0 = subscription }
     try await tick(0, from: a)
     var iterator = started.makeAsyncIterator()
     _ = await iterator.next()
@@ -139,6 +143,9 @@ import Testing
     let cancelReturned = ContinuousClock.now
     let ended = try #require(handlerEnded.withLock { $0 }, "cancel returned while the handler was still running")
     #expect(ended <= cancelReturned)
+    // A second cancel, from another thread, waits as well and does nothing more.
+    subscription.cancel()
+    #expect(subscription.isCancelled)
   }
 
   @Test func closingTheConnectionCallsTheHandlerOnceWithClosed() async throws {
