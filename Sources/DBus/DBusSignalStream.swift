@@ -40,7 +40,7 @@ extension DBusConnection {
     }
     let id = nextSubscriptionID
     nextSubscriptionID += 1
-    let subscription = DBusSignalSubscription(rule: rule, id: id, connection: self, thread: executor, handler: handler)
+    let subscription = DBusSignalSubscription(rule: rule, id: id, connection: self, handler: handler)
     guard isOpen else {
       // Closed while the rule was added: the subscription starts ended.
       subscription.deliver(.closed(DBusError.disconnected()))
