@@ -39,9 +39,6 @@ final class DBusEventThread: SerialExecutor, @unchecked Sendable {
     var loop: LibDBusEventLoop?
     var thread = pthread_t()
 
-    /// Whether the caller runs on the thread.
-    var isCurrent: Bool { pthread_equal(pthread_self(), thread) != 0 }
-
     init() throws(DBusError) {
       var ends: [Int32] = [-1, -1]
       guard pipe(&ends) == 0 else {
@@ -171,7 +168,7 @@ final class DBusEventThread: SerialExecutor, @unchecked Sendable {
   }
 
   /// Whether the caller runs on the thread.
-  var isCurrent: Bool { core.isCurrent }
+  var isCurrent: Bool { pthread_equal(pthread_self(), core.thread) != 0 }
 
   func checkIsolated() {
     precondition(isCurrent, "not on the D-Bus connection's thread")
