@@ -198,11 +198,18 @@ public actor BlueZCentralConnection: CentralConnection {
     let (stream, continuation) = NotificationStream.makeStream()
     let id = nextSink
     nextSink += 1
+    // Why AcquireNotify was refused, for the error if StartNotify is refused too.
+    var refusal: (any Error)?
     do {
-      if properties.contains(.notify),
-        let acquired = try? await object.call(BlueZ.gattCharacteristicInterface, "AcquireNotify", [.properties([:])]),
-        case .unixFD(let fd)? = acquired.first
-      {
+      var acquired: [DBusValue]?
+      if properties.contains(.notify) {
+        do {
+          acquired = try await object.call(BlueZ.gattCharacteristicInterface, "AcquireNotify", [.properties([:])])
+        } catch {
+          refusal = error
+        }
+      }
+      if let acquired, case .unixFD(let fd)? = acquired.first {
         if let mtu = acquired.last?.int { currentMTU = max(currentMTU, mtu) }
         notificationSinks[id] = continuation
         let received = received
@@ -243,7 +250,8 @@ public actor BlueZCentralConnection: CentralConnection {
         _ = try await object.call(BlueZ.gattCharacteristicInterface, "StartNotify")
       } catch {
         values.cancel()
-        throw error
+        guard let refusal else { throw error }
+        throw failure(error, "subscribing to \(characteristic) (AcquireNotify: \(refusal); then StartNotify)")
       }
       notificationSinks[id] = continuation
       continuation.onTermination = { [weak self] _ in

@@ -228,7 +228,10 @@ public struct MuseBinding: DeviceBinding {
         try await client.connectSensorDevice(deviceId: name)
         while let state = await states.next() {
           if state == .connected { return client }
-          if state == .connectionFailed { throw ArctopSDKError(.notConnected, "connecting to \(name) failed") }
+          if state == .connectionFailed {
+            let why = await client.connectionFailure.map { ": \($0)" } ?? ""
+            throw ArctopSDKError(.notConnected, "connecting to \(name) failed\(why)")
+          }
         }
         throw CancellationError()
       },

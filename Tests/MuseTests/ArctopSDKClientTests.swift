@@ -198,4 +198,36 @@ struct ArctopSDKClientTests {
       #expect(log.current.states.map(\.1) == [.connecting, .connected, .disconnected])
     }
   }
+
+  /// Advertises as a Muse and has the Interaxon service, but no characteristics in it.
+  struct Impostor: PeripheralModel {
+    let profile = try! GATTProfile([
+      ServiceDefinition(
+        MuseHeadband.service,
+        characteristics: [
+          CharacteristicDefinition(BluetoothUUID(0x2A19), name: "Battery", properties: [.read], initialValue: [80])
+        ])
+    ])
+    let advertisement = AdvertisementData(localName: "Muse-1A2B", serviceUUIDs: [MuseHeadband.service])
+  }
+
+  @Test func aFailedConnectionKeepsWhyItFailed() async throws {
+    try await rig.run {
+      try await rig.air.host(Impostor())
+      let client = ArctopSDKClient(
+        link: try rig.air.makeCentral(), clock: rig.clock, service: ArctopPredictionService(clock: rig.clock))
+      let log = ArctopListenerLog()
+      #expect(try await client.initializeArctop(apiKey: "key", bundle: "com.example.app").get())
+      await client.registerListener(log as any ArctopSdkListener)
+      try await client.scanForAvailableDevices()
+      await rig.clock.advance(by: .milliseconds(200))
+      try await client.terminateScanForDevices()
+      try await client.connectSensorDevice(deviceId: "Muse-1A2B")
+      await rig.clock.advance(by: .milliseconds(200))
+      #expect(log.current.states.map(\.1) == [.connecting, .connectionFailed])
+      let failure = try #require(await client.connectionFailure as? GATTError)
+      #expect(failure.code == .notFound, "\(failure)")
+      #expect("\(failure)".contains(MuseHeadband.control.characteristic.uuidString), "\(failure)")
+    }
+  }
 }

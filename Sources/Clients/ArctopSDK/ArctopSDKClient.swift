@@ -33,6 +33,9 @@ public actor ArctopSDKClient {
   private var disconnectRequested = false
   /// The connection's state, as last reported.
   public private(set) var connectionState = ConnectionState.unknown
+  /// Why the last connection attempt ended in `connectionFailed` (the SDK's
+  /// listeners get only the state): the link's or BlueZ's own error.
+  public private(set) var connectionFailure: (any Error)?
 
   /// The connected headband's notifications, decoded as they arrive.
   private var feed: MuseFeed?
@@ -225,6 +228,7 @@ public actor ArctopSDKClient {
   /// Connects, subscribes, starts streaming, and feeds what arrives until the link ends.
   private func run(_ id: PeripheralID) async {
     var connected = false
+    connectionFailure = nil
     do {
       let connection = try await link.connect(id, timeout: connectTimeout)
       self.connection = connection
@@ -267,7 +271,8 @@ public actor ArctopSDKClient {
       await analysis.value
       if let failure { throw failure }
     } catch {
-      // Reported below through the state.
+      // Reported below through the state; kept for whoever asks why.
+      if !connected { connectionFailure = error }
     }
     connection = nil
     if let feed {
