@@ -13,6 +13,9 @@ public struct BlueZCentral: CentralLink {
   public let linkStallLimit: Duration
   /// Counts every notification and indication its connections receive.
   public let received: NotificationCounter
+  /// Devices a connection found bluetoothd holding a notification session
+  /// of an earlier link on: forgotten before the next connect to them.
+  let devicesToForget = DevicesToForget()
 
   public init(
     adapter: BluetoothAdapter, bus: DBusConnection, linkStallLimit: Duration = defaultLinkStallLimit,
@@ -169,6 +172,7 @@ public struct BlueZCentral: CentralLink {
     do {
       let path = try adapter.devicePath(for: peripheral.rawValue)
       let device = try DBusRemoteObject(connection: bus, destination: BlueZ.service, path: path)
+      if devicesToForget.take(path) { await forget(device, peripheral) }
       // bluetoothd removes a device it last heard as not connectable (a scan
       // response alone, say) when a discovery stops: a scan that found it,
       // then stopped, can leave nothing to connect to. Discover it again,
@@ -203,6 +207,29 @@ public struct BlueZCentral: CentralLink {
       Logger.bluez.debug("connecting failed", metadata: ["peripheral": "\(peripheral)", "error": "\(error)"])
       throw BlueZError.gattError(error, "connecting to \(peripheral) from \(adapter)")
     }
+  }
+
+  /// Ends the device's link and removes it from bluetoothd, so that it lets
+  /// go of what it kept of earlier links (``DevicesToForget``); the connect
+  /// that follows discovers it again. Each call is bounded, and one that
+  /// fails leaves the connect to report what is wrong.
+  private func forget(_ device: DBusRemoteObject, _ peripheral: PeripheralID) async {
+    Logger.bluez.warning(
+      "bluetoothd held a notification session of an earlier link: removing the device before connecting again",
+      metadata: ["peripheral": "\(peripheral)", "adapter": "\(adapter)"])
+    // Off the caller's task: a cancelled task's calls are cancelled too.
+    await Task {
+      _ = try? await device.call(BlueZ.deviceInterface, "Disconnect", timeout: .seconds(3))
+      guard let adapterObject = try? DBusRemoteObject(connection: bus, destination: BlueZ.service, path: adapter.path)
+      else { return }
+      do {
+        _ = try await adapterObject.call(
+          BlueZ.adapterInterface, "RemoveDevice", [.objectPath(device.path)], timeout: .seconds(3))
+      } catch {
+        Logger.bluez.warning(
+          "removing the device failed", metadata: ["peripheral": "\(peripheral)", "error": "\(error)"])
+      }
+    }.value
   }
 
   /// How long a link may be up with its services not resolved before the
@@ -250,7 +277,7 @@ public struct BlueZCentral: CentralLink {
         }
         guard resolved else { throw CancellationError() }
         let connection = try await BlueZCentralConnection.open(
-          peripheral: peripheral, device: device, bus: bus, received: received)
+          peripheral: peripheral, device: device, bus: bus, received: received, devicesToForget: devicesToForget)
         Logger.bluez.debug("connected, services resolved", metadata: ["peripheral": "\(peripheral)"])
         return connection
       }

@@ -10,6 +10,8 @@ public actor BlueZCentralConnection: CentralConnection {
   let bus: DBusConnection
   /// Counts the notifications its subscriptions receive.
   let received: NotificationCounter
+  /// Where a subscription refused for a session bluetoothd kept marks the device.
+  let devicesToForget: DevicesToForget
   private var characteristics: [CharacteristicAddress: (path: ObjectPath, properties: CharacteristicProperties)] = [:]
   /// The `GattDescriptor1` objects of each characteristic, by UUID.
   private var descriptorPaths: [CharacteristicAddress: [BluetoothUUID: ObjectPath]] = [:]
@@ -28,18 +30,24 @@ public actor BlueZCentralConnection: CentralConnection {
   private var ownerWatch: Task<Void, Never>?
 
   static func open(
-    peripheral: PeripheralID, device: DBusRemoteObject, bus: DBusConnection, received: NotificationCounter
+    peripheral: PeripheralID, device: DBusRemoteObject, bus: DBusConnection, received: NotificationCounter,
+    devicesToForget: DevicesToForget
   ) async throws -> BlueZCentralConnection {
-    let connection = BlueZCentralConnection(peripheral: peripheral, device: device, bus: bus, received: received)
+    let connection = BlueZCentralConnection(
+      peripheral: peripheral, device: device, bus: bus, received: received, devicesToForget: devicesToForget)
     try await connection.start()
     return connection
   }
 
-  private init(peripheral: PeripheralID, device: DBusRemoteObject, bus: DBusConnection, received: NotificationCounter) {
+  private init(
+    peripheral: PeripheralID, device: DBusRemoteObject, bus: DBusConnection, received: NotificationCounter,
+    devicesToForget: DevicesToForget
+  ) {
     self.peripheral = peripheral
     self.device = device
     self.bus = bus
     self.received = received
+    self.devicesToForget = devicesToForget
   }
 
   private func start() async throws {
@@ -251,6 +259,15 @@ public actor BlueZCentralConnection: CentralConnection {
       } catch {
         values.cancel()
         guard let refusal else { throw error }
+        if Self.heldByAnEarlierSession(refusal),
+          !acquiredSockets.values.contains(where: { $0.characteristic.path == object.path })
+        {
+          // Nothing on this link can end it: the next connect forgets the device first.
+          devicesToForget.mark(device.path)
+          Logger.bluez.warning(
+            "bluetoothd still holds a notification session of \(characteristic): the device will be removed before the next connect",
+            metadata: ["peripheral": "\(peripheral)", "error": "\(refusal)"])
+        }
         throw failure(error, "subscribing to \(characteristic) (AcquireNotify: \(refusal); then StartNotify)")
       }
       notificationSinks[id] = continuation
@@ -287,6 +304,16 @@ public actor BlueZCentralConnection: CentralConnection {
     guard reason == nil, let sink = notificationSinks[id] else { return }
     notificationSinks[id] = nil
     sink.finish(throwing: GATTError(.failed, "BlueZ ended the notifications of \(characteristic)"))
+  }
+
+  /// Whether `AcquireNotify` was refused because bluetoothd holds the
+  /// characteristic's notifications for a session already
+  /// (`org.bluez.Error.NotPermitted: Notify acquired`). When this connection
+  /// holds none of its own there, it is another client's, or one an earlier
+  /// link left behind.
+  static func heldByAnEarlierSession(_ error: any Error) -> Bool {
+    guard let dbus = error as? DBusError, let bluez = BlueZError(dbus) else { return false }
+    return bluez.code == .notPermitted && bluez.message.localizedCaseInsensitiveContains("acquired")
   }
 
   /// Errors that mean the bluetoothd that made this link is gone: no owner of

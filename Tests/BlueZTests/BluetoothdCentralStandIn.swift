@@ -53,9 +53,14 @@ struct BluetoothdCentralStandIn {
   /// up, the services still never resolved.
   /// `alsoHeard`: more devices (address, address type) heard advertising
   /// once discovery starts.
+  /// `notificationsHeld`: the characteristic's notifications are held for
+  /// another session, as bluetoothd holds one an earlier link left behind:
+  /// `AcquireNotify` and `StartNotify` answer "Notify acquired" until the
+  /// device is removed (`RemoveDevice`).
   static func start(
     on privateBus: PrivateBus, peripheralKnown: Bool = true, connectTime: Duration = .zero, stalledLinks: Int = 0,
-    stalledLinksAnswered: Bool = false, alsoHeard: [(address: String, type: String)] = []
+    stalledLinksAnswered: Bool = false, alsoHeard: [(address: String, type: String)] = [],
+    notificationsHeld: Bool = false
   ) async throws -> BluetoothdCentralStandIn {
     let bus = try await privateBus.connect()
     try await bus.requestName(BlueZ.service)
@@ -68,11 +73,12 @@ struct BluetoothdCentralStandIn {
     let adapterPath = try ObjectPath("/org/bluez/hci0")
     let devicePath = try adapterPath.appending("dev_" + peripheralAddress.split(separator: ":").joined(separator: "_"))
     let calls = MethodCallLog()
+    let held = notificationsHeld
     let exportPeripheral = { @Sendable () async throws in
       try await Self.exportPeripheral(
         at: devicePath, connected: peripheralKnown && stalledLinks == 0, connectTime: connectTime,
-        stalledLinks: stalledLinks, stalledLinksAnswered: stalledLinksAnswered, notifying: central, calls: calls,
-        on: bus)
+        stalledLinks: stalledLinks, stalledLinksAnswered: stalledLinksAnswered, notifying: central,
+        held: { held && calls.count("RemoveDevice") == 0 }, calls: calls, on: bus)
     }
     let exportOthers = { @Sendable () async throws in
       for (address, type) in alsoHeard {
@@ -112,7 +118,10 @@ struct BluetoothdCentralStandIn {
               calls.append("StopDiscovery")
               return []
             },
-            try DBusMethod(name: "RemoveDevice", input: "o") { _ in [] },
+            try DBusMethod(name: "RemoveDevice", input: "o") { _ in
+              calls.append("RemoveDevice")
+              return []
+            },
           ],
           properties: [
             DBusProperty(name: "Address", value: .string("00:AA:01:01:00:01")),
@@ -127,10 +136,10 @@ struct BluetoothdCentralStandIn {
   }
 
   /// Exports the peripheral at `path` with its service and characteristic
-  /// (which hands out `notifying` on `AcquireNotify`).
+  /// (which hands out `notifying` on `AcquireNotify`, unless `held()`).
   private static func exportPeripheral(
     at devicePath: ObjectPath, connected: Bool, connectTime: Duration, stalledLinks: Int, stalledLinksAnswered: Bool,
-    notifying central: Int32, calls: MethodCallLog, on bus: DBusConnection
+    notifying central: Int32, held: @escaping @Sendable () -> Bool, calls: MethodCallLog, on bus: DBusConnection
   ) async throws {
     let servicePath = try devicePath.appending("service0001")
     try await bus.export(
@@ -198,8 +207,15 @@ struct BluetoothdCentralStandIn {
           name: BlueZ.gattCharacteristicInterface,
           methods: [
             try DBusMethod(name: "AcquireNotify", input: "a{sv}", output: "hq") { _ in
-              [.unixFD(central), .uint16(247)]
-            }
+              calls.append("AcquireNotify")
+              if held() { throw DBusError(name: "org.bluez.Error.NotPermitted", message: "Notify acquired") }
+              return [.unixFD(central), .uint16(247)]
+            },
+            try DBusMethod(name: "StartNotify") { _ in
+              calls.append("StartNotify")
+              if held() { throw DBusError(name: "org.bluez.Error.NotPermitted", message: "Notify acquired") }
+              throw DBusError(name: "org.bluez.Error.NotSupported", message: "the stand-in notifies on sockets only")
+            },
           ],
           properties: [
             DBusProperty(name: "UUID", value: .string(characteristic)),

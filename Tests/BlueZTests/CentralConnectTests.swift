@@ -123,4 +123,36 @@ struct CentralConnectTests {
         "Connect", "Disconnect", "Connect", "Disconnect",
       ])
   }
+
+  /// bluetoothd refuses a subscription with "Notify acquired" while it holds
+  /// the characteristic's notifications for another session (in a CI run,
+  /// one an earlier link had left). The error names both refusals, and the
+  /// next connect removes the device first, which frees that session.
+  @Test func aSessionBluetoothdHoldsHasTheDeviceRemovedBeforeTheNextConnect() async throws {
+    let privateBus = try await PrivateBus()
+    let standIn = try await BluetoothdCentralStandIn.start(on: privateBus, notificationsHeld: true)
+    defer { standIn.close() }
+    let central = BlueZCentral(adapter: standIn.adapter, bus: try await privateBus.connect())
+    let peripheral = PeripheralID(BluetoothdCentralStandIn.peripheralAddress)
+    let characteristic = CharacteristicAddress(
+      service: try BluetoothUUID(string: BluetoothdCentralStandIn.service),
+      characteristic: try BluetoothUUID(string: BluetoothdCentralStandIn.characteristic))
+    let first = try await central.connect(peripheral, timeout: .seconds(10))
+    await #expect {
+      _ = try await first.notifications(of: characteristic)
+    } throws: { error in
+      "\(error)".contains("(AcquireNotify: org.bluez.Error.NotPermitted: Notify acquired; then StartNotify)")
+    }
+    await first.disconnect()
+    #expect(standIn.calls.count("RemoveDevice") == 0)
+    let second = try await central.connect(peripheral, timeout: .seconds(10))
+    let order = standIn.calls.all.filter { ["Connect", "RemoveDevice"].contains($0) }
+    #expect(order == ["Connect", "RemoveDevice", "Connect"])
+    _ = try await second.notifications(of: characteristic)
+    await second.disconnect()
+    // Marked once, forgotten once: a third connect goes straight to Connect.
+    let third = try await central.connect(peripheral, timeout: .seconds(10))
+    #expect(standIn.calls.count("RemoveDevice") == 1)
+    await third.disconnect()
+  }
 }

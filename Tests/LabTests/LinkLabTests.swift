@@ -3,6 +3,7 @@ import BlendMicroClient
 import BlueZ
 import DBus
 import GATT
+import Glibc
 import Testing
 
 extension LabTests {
@@ -71,6 +72,59 @@ extension LabTests {
           #expect(try await ecg.next() != nil)
           #expect(try await temperatures.next() != nil)
         }
+      }
+    }
+
+    /// A characteristic whose notifications bluetoothd holds for another
+    /// session (here another bus connection's `AcquireNotify`; in a CI run,
+    /// one an earlier link left behind) refuses the subscription with a
+    /// clear error, and the next connect removes the device first: bluetoothd
+    /// lets go of the session, and the subscription works.
+    @Test func aNotificationSessionBluetoothdHoldsIsLetGoBeforeTheNextConnect() async throws {
+      try await LabSession.run { lab in
+        _ = try await lab.host(BlendMicro(name: "Held"), on: 0, name: "held")
+        let central = try await lab.central(on: 1)
+        var scan = central.scan(filter: ScanFilter(serviceUUIDs: [BlendMicro.uartService])).makeAsyncIterator()
+        let found = try #require(await scan.next())
+        let first = try await central.connect(found.id, timeout: .seconds(60))
+        // Another client on the central's side acquires the TX characteristic's notifications and keeps the socket.
+        let (holderBus, adapter) = try await lab.adapter(1)
+        let devicePath = try adapter.devicePath(for: found.id.rawValue)
+        let objects = try await DBusRemoteObject(connection: holderBus, destination: "org.bluez", path: BlueZ.root)
+          .managedObjects()
+        let txPath = try #require(
+          objects.first { path, interfaces in
+            path.isDescendant(of: devicePath)
+              && interfaces["org.bluez.GattCharacteristic1"]?["UUID"]?.string?.lowercased()
+                == BlendMicro.uartTX.uuidString
+          }?.key)
+        let acquired = try await DBusRemoteObject(connection: holderBus, destination: "org.bluez", path: txPath)
+          .call("org.bluez.GattCharacteristic1", "AcquireNotify", [.properties([:])])
+        guard case .unixFD(let held)? = acquired.first else {
+          Issue.record("AcquireNotify answered \(acquired)")
+          return
+        }
+        defer { _ = Glibc.close(held) }
+        do {
+          _ = try await first.notifications(of: BlendMicro.tx)
+          Issue.record("subscribed while another session held the notifications")
+        } catch {
+          #expect("\(error)".contains("Notify acquired"), "\(error)")
+        }
+        await first.disconnect()
+        // The next connect removes the device and finds it again; bluetoothd closes the holder's socket.
+        let second = try await central.connect(found.id, timeout: .seconds(60))
+        await lab.keep(second)
+        var ecg = try await second.notifications(of: BlendMicro.tx).makeAsyncIterator()
+        #expect(try await ecg.next() != nil)
+        // The holder's socket ends (after the notifications it was sent while it held them).
+        var ended = false
+        var buffer = [UInt8](repeating: 0, count: 64)
+        var descriptor = pollfd(fd: held, events: Int16(POLLIN), revents: 0)
+        while !ended, poll(&descriptor, 1, 5_000) == 1 {
+          ended = buffer.withUnsafeMutableBytes { read(held, $0.baseAddress, $0.count) } <= 0
+        }
+        #expect(ended, "bluetoothd did not close the holder's socket within 5 s")
       }
     }
 

@@ -272,7 +272,11 @@ public actor ArctopSDKClient {
       if let failure { throw failure }
     } catch {
       // Reported below through the state; kept for whoever asks why.
-      if !connected { connectionFailure = error }
+      if !connected {
+        connectionFailure = error
+        // A link that came up but could not be set up is not left up.
+        await connection?.disconnect()
+      }
     }
     connection = nil
     if let feed {
