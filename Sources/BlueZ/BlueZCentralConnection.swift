@@ -213,6 +213,19 @@ public actor BlueZCentralConnection: CentralConnection {
       if properties.contains(.notify) {
         do {
           acquired = try await object.call(BlueZ.gattCharacteristicInterface, "AcquireNotify", [.properties([:])])
+        } catch  where Self.heldByAnEarlierSession(error) && !holdsSocket(of: object) {
+          // bluetoothd ends an acquired session on StopNotify, whoever calls
+          // it: end the one it holds (another client's, or one an earlier
+          // link left behind) and acquire once more.
+          Logger.bluez.warning(
+            "bluetoothd holds the notifications of \(characteristic) for another session: ending it",
+            metadata: ["peripheral": "\(peripheral)", "error": "\(error)"])
+          _ = try? await object.call(BlueZ.gattCharacteristicInterface, "StopNotify")
+          do {
+            acquired = try await object.call(BlueZ.gattCharacteristicInterface, "AcquireNotify", [.properties([:])])
+          } catch {
+            refusal = error
+          }
         } catch {
           refusal = error
         }
@@ -259,9 +272,7 @@ public actor BlueZCentralConnection: CentralConnection {
       } catch {
         values.cancel()
         guard let refusal else { throw error }
-        if Self.heldByAnEarlierSession(refusal),
-          !acquiredSockets.values.contains(where: { $0.characteristic.path == object.path })
-        {
+        if Self.heldByAnEarlierSession(refusal), !holdsSocket(of: object) {
           // Nothing on this link can end it: the next connect forgets the device first.
           devicesToForget.mark(device.path)
           Logger.bluez.warning(
@@ -304,6 +315,11 @@ public actor BlueZCentralConnection: CentralConnection {
     guard reason == nil, let sink = notificationSinks[id] else { return }
     notificationSinks[id] = nil
     sink.finish(throwing: GATTError(.failed, "BlueZ ended the notifications of \(characteristic)"))
+  }
+
+  /// Whether this connection holds an acquired notification socket of `characteristic`.
+  private func holdsSocket(of characteristic: DBusRemoteObject) -> Bool {
+    acquiredSockets.values.contains { $0.characteristic.path == characteristic.path }
   }
 
   /// Whether `AcquireNotify` was refused because bluetoothd holds the

@@ -55,12 +55,13 @@ struct BluetoothdCentralStandIn {
   /// once discovery starts.
   /// `notificationsHeld`: the characteristic's notifications are held for
   /// another session, as bluetoothd holds one an earlier link left behind:
-  /// `AcquireNotify` and `StartNotify` answer "Notify acquired" until the
-  /// device is removed (`RemoveDevice`).
+  /// `AcquireNotify` and `StartNotify` answer "Notify acquired" until
+  /// `StopNotify` ends it (as bluetoothd does; not with
+  /// `stopNotifyEndsHeld: false`) or the device is removed (`RemoveDevice`).
   static func start(
     on privateBus: PrivateBus, peripheralKnown: Bool = true, connectTime: Duration = .zero, stalledLinks: Int = 0,
     stalledLinksAnswered: Bool = false, alsoHeard: [(address: String, type: String)] = [],
-    notificationsHeld: Bool = false
+    notificationsHeld: Bool = false, stopNotifyEndsHeld: Bool = true
   ) async throws -> BluetoothdCentralStandIn {
     let bus = try await privateBus.connect()
     try await bus.requestName(BlueZ.service)
@@ -78,7 +79,9 @@ struct BluetoothdCentralStandIn {
       try await Self.exportPeripheral(
         at: devicePath, connected: peripheralKnown && stalledLinks == 0, connectTime: connectTime,
         stalledLinks: stalledLinks, stalledLinksAnswered: stalledLinksAnswered, notifying: central,
-        held: { held && calls.count("RemoveDevice") == 0 }, calls: calls, on: bus)
+        held: {
+          held && calls.count("RemoveDevice") == 0 && !(stopNotifyEndsHeld && calls.count("StopNotify") > 0)
+        }, calls: calls, on: bus)
     }
     let exportOthers = { @Sendable () async throws in
       for (address, type) in alsoHeard {
@@ -215,6 +218,10 @@ struct BluetoothdCentralStandIn {
               calls.append("StartNotify")
               if held() { throw DBusError(name: "org.bluez.Error.NotPermitted", message: "Notify acquired") }
               throw DBusError(name: "org.bluez.Error.NotSupported", message: "the stand-in notifies on sockets only")
+            },
+            try DBusMethod(name: "StopNotify") { _ in
+              calls.append("StopNotify")
+              return []
             },
           ],
           properties: [

@@ -126,17 +126,35 @@ struct CentralConnectTests {
 
   /// bluetoothd refuses a subscription with "Notify acquired" while it holds
   /// the characteristic's notifications for another session (in a CI run,
-  /// one an earlier link had left). The error names both refusals, and the
-  /// next connect removes the device first, which frees that session.
-  @Test func aSessionBluetoothdHoldsHasTheDeviceRemovedBeforeTheNextConnect() async throws {
+  /// one an earlier link had left). `StopNotify` ends such a session, and
+  /// the central acquires once more.
+  @Test func aSessionBluetoothdHoldsIsEndedAndTheSubscriptionMade() async throws {
     let privateBus = try await PrivateBus()
     let standIn = try await BluetoothdCentralStandIn.start(on: privateBus, notificationsHeld: true)
     defer { standIn.close() }
     let central = BlueZCentral(adapter: standIn.adapter, bus: try await privateBus.connect())
+    let connection = try await central.connect(
+      PeripheralID(BluetoothdCentralStandIn.peripheralAddress), timeout: .seconds(10))
+    _ = try await connection.notifications(of: Self.characteristic)
+    let subscribing = standIn.calls.all.filter { $0.hasSuffix("Notify") }
+    #expect(subscribing == ["AcquireNotify", "StopNotify", "AcquireNotify"])
+    await connection.disconnect()
+  }
+
+  static let characteristic = CharacteristicAddress(
+    service: try! BluetoothUUID(string: BluetoothdCentralStandIn.service),
+    characteristic: try! BluetoothUUID(string: BluetoothdCentralStandIn.characteristic))
+
+  /// When `StopNotify` does not end it, the error names both refusals, and
+  /// the next connect removes the device first, which frees that session.
+  @Test func aSessionBluetoothdHoldsHasTheDeviceRemovedBeforeTheNextConnect() async throws {
+    let privateBus = try await PrivateBus()
+    let standIn = try await BluetoothdCentralStandIn.start(
+      on: privateBus, notificationsHeld: true, stopNotifyEndsHeld: false)
+    defer { standIn.close() }
+    let central = BlueZCentral(adapter: standIn.adapter, bus: try await privateBus.connect())
     let peripheral = PeripheralID(BluetoothdCentralStandIn.peripheralAddress)
-    let characteristic = CharacteristicAddress(
-      service: try BluetoothUUID(string: BluetoothdCentralStandIn.service),
-      characteristic: try BluetoothUUID(string: BluetoothdCentralStandIn.characteristic))
+    let characteristic = Self.characteristic
     let first = try await central.connect(peripheral, timeout: .seconds(10))
     await #expect {
       _ = try await first.notifications(of: characteristic)
