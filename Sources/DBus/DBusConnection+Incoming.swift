@@ -3,6 +3,15 @@ import CDBus
 extension DBusConnection {
   /// Handles one incoming message; called by libdbus's filter on the connection's thread.
   func receive(_ raw: OpaquePointer) -> DBusHandlerResult {
+    // A reply reaches the filter only when no call waits for it (given up,
+    // timed out): left undecoded, so that libdbus frees it with any
+    // descriptor it carries. Decoding it took a copy of each descriptor that
+    // nobody closed: a late `AcquireNotify` reply kept its socket open, and
+    // bluetoothd the notification session with it, for the connection's life.
+    let type = dbus_message_get_type(raw)
+    guard type == DBusTypeCode.signal || type == DBusTypeCode.methodCall else {
+      return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+    }
     let message: DBusMessage
     do {
       message = try LibDBusMessage.read(raw)

@@ -1,5 +1,6 @@
 import DBusTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 @testable import DBus
@@ -362,6 +363,78 @@ import Testing
     var buffer = [UInt8](repeating: 0, count: 64)
     let count = read(fd, &buffer, buffer.count)
     #expect(String(decoding: buffer.prefix(max(count, 0)), as: UTF8.self) == "through a pipe")
+  }
+
+  /// A descriptor in a reply is the caller's alone: once the caller has
+  /// closed it, or given the call up before the reply came, nothing in the
+  /// caller's process keeps the socket open, and the other end hears it
+  /// close. (A reply whose call was given up reaches libdbus's filter,
+  /// which decoded it, descriptor and all, and dropped it: the socket stayed
+  /// open for the life of the connection, and bluetoothd kept a notification
+  /// session acquired across links.)
+  @Test func aDescriptorInAReplyIsClosedWithTheCallersCopy() async throws {
+    let a = try await bus.connect()
+    let b = try await bus.connect()
+    let ends = Mutex<[Int32]>([])
+    try await a.export(
+      Self.path,
+      interfaces: [
+        DBusInterface(
+          name: Self.interface,
+          methods: [
+            DBusMethod(name: "Socket", input: "u", output: "h") { call in
+              var pair: [Int32] = [-1, -1]
+              // Close-on-exec: a program another test starts meanwhile would keep the socket open.
+              guard
+                socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0
+              else {
+                throw DBusError(name: DBusError.Name.failed, message: "socketpair failed")
+              }
+              ends.withLock { $0.append(pair[0]) }
+              try await Task.sleep(for: .milliseconds(Int(call.body[0].int ?? 0)))
+              // libdbus sends a copy of the descriptor; ours is closed once the reply has gone.
+              let handedOut = pair[1]
+              Task {
+                try await Task.sleep(for: .milliseconds(500))
+                close(handedOut)
+              }
+              return [.unixFD(handedOut)]
+            }
+          ])
+      ])
+    func call(delay: UInt32, timeout: Duration? = nil) async throws -> [DBusValue] {
+      try await b.call(
+        destination: a.uniqueName, path: Self.path, interface: Self.interface, method: "Socket",
+        arguments: [.uint32(delay)], timeout: timeout)
+    }
+    /// Whether the kept end of socket `index` hears its other end close within
+    /// `limit` milliseconds (looking every 20 ms: a blocking `poll` would hold
+    /// one of the cooperative pool's threads from the other tests).
+    func hearsTheClose(_ index: Int, within limit: Int) async throws -> Bool {
+      let deadline = ContinuousClock.now + .milliseconds(limit)
+      while ContinuousClock.now < deadline {
+        if let end = ends.withLock({ $0.count > index ? $0[index] : nil }) {
+          var descriptor = pollfd(fd: end, events: Int16(POLLIN), revents: 0)
+          var byte: UInt8 = 0
+          if poll(&descriptor, 1, 0) == 1 { return read(end, &byte, 1) == 0 }
+        }
+        try await Task.sleep(for: .milliseconds(20))
+      }
+      return false
+    }
+    defer { ends.withLock { for end in $0 { close(end) } } }
+    // Answered: the caller closes its descriptor.
+    guard case .unixFD(let fd)? = try await call(delay: 0).first else {
+      Issue.record("no descriptor in the reply")
+      return
+    }
+    close(fd)
+    #expect(try await hearsTheClose(0, within: 3_000), "a copy of the descriptor stayed open")
+    // Given up before the answer (timed out): the late reply's descriptor is not kept either.
+    await #expect(throws: DBusError.self) { _ = try await call(delay: 300, timeout: .milliseconds(50)) }
+    #expect(try await hearsTheClose(1, within: 3_000), "the late reply's descriptor stayed open")
+    await a.close()
+    await b.close()
   }
 
   @Test func orderedMethodsSeeCallsInArrivalOrder() async throws {
