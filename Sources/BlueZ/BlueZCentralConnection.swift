@@ -213,7 +213,7 @@ public actor BlueZCentralConnection: CentralConnection {
       if properties.contains(.notify) {
         do {
           acquired = try await object.call(BlueZ.gattCharacteristicInterface, "AcquireNotify", [.properties([:])])
-        } catch  where Self.heldByAnEarlierSession(error) && !holdsSocket(of: object) {
+        } catch  where Self.heldByAnotherSession(error) && !holdsSocket(of: object) {
           // bluetoothd ends an acquired session on StopNotify, whoever calls
           // it: end the one it holds (another client's, or one an earlier
           // link left behind) and acquire once more.
@@ -272,7 +272,7 @@ public actor BlueZCentralConnection: CentralConnection {
       } catch {
         values.cancel()
         guard let refusal else { throw error }
-        if Self.heldByAnEarlierSession(refusal), !holdsSocket(of: object) {
+        if Self.heldByAnotherSession(refusal), !holdsSocket(of: object) {
           // Nothing on this link can end it: the next connect forgets the device first.
           devicesToForget.mark(device.path)
           Logger.bluez.warning(
@@ -327,7 +327,7 @@ public actor BlueZCentralConnection: CentralConnection {
   /// (`org.bluez.Error.NotPermitted: Notify acquired`). When this connection
   /// holds none of its own there, it is another client's, or one an earlier
   /// link left behind.
-  static func heldByAnEarlierSession(_ error: any Error) -> Bool {
+  static func heldByAnotherSession(_ error: any Error) -> Bool {
     guard let dbus = error as? DBusError, let bluez = BlueZError(dbus) else { return false }
     return bluez.code == .notPermitted && bluez.message.localizedCaseInsensitiveContains("acquired")
   }
