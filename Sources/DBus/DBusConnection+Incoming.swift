@@ -127,25 +127,49 @@ extension DBusConnection {
       case .ordered(let ordered):
         ordered(call, DBusMethodReply(connection: self, call: call, output: method.output))
         return
+      case .immediate(let immediate):
+        reply(call, Self.result(of: method) { try immediate(call) })
+        return
       case .concurrent(let concurrent):
         handler = concurrent
       }
       Task {
-        let result: Result<[DBusValue], DBusError>
-        do {
-          let body = try await handler(call)
-          let returned = DBusSignature(body.map(\.type))
-          result =
-            returned == method.output
-            ? .success(body) : .failure(.failed("\(method.name) returned (\(returned)), declared (\(method.output))"))
-        } catch let error as DBusError {
-          result = .failure(error)
-        } catch {
-          result = .failure(.failed(String(describing: error)))
-        }
+        let result = await Self.result(of: method) { try await handler(call) }
         self.reply(call, result)
       }
     }
+  }
+
+  /// What a handler's run answers: its body when it matches the method's
+  /// declared output, else the error it threw or the mismatch.
+  private static func result(
+    of method: DBusMethod, _ run: () async throws -> [DBusValue]
+  ) async -> Result<[DBusValue], DBusError> {
+    do {
+      return checked(try await run(), of: method)
+    } catch {
+      return .failure(failure(error))
+    }
+  }
+
+  private static func result(of method: DBusMethod, _ run: () throws -> [DBusValue]) -> Result<
+    [DBusValue], DBusError
+  > {
+    do {
+      return checked(try run(), of: method)
+    } catch {
+      return .failure(failure(error))
+    }
+  }
+
+  private static func checked(_ body: [DBusValue], of method: DBusMethod) -> Result<[DBusValue], DBusError> {
+    let returned = DBusSignature(body.map(\.type))
+    return returned == method.output
+      ? .success(body) : .failure(.failed("\(method.name) returned (\(returned)), declared (\(method.output))"))
+  }
+
+  private static func failure(_ error: any Error) -> DBusError {
+    (error as? DBusError) ?? .failed(String(describing: error))
   }
 
   private func unknownObject(_ path: ObjectPath) -> DBusError {

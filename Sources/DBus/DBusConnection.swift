@@ -186,52 +186,70 @@ public actor DBusConnection {
   /// a ``DBusError`` with the peer's error name; cancelling the task cancels
   /// the call and throws `CancellationError`.
   ///
+  /// Runs on the caller's executor (`isolation`): the call is handed to the connection's
+  /// thread once, and the reply resumes the caller from there directly, with
+  /// no hop back through the actor.
+  ///
   /// - Parameter timeout: how long to wait; `nil` for libdbus's default (25 s).
-  public func send(_ call: DBusMessage, timeout: Duration?) async throws -> DBusMessage {
-    guard isOpen else { throw DBusError.disconnected() }
+  public func send(
+    _ call: DBusMessage, timeout: Duration?, isolation: isolated (any Actor)? = #isolation
+  ) async throws -> DBusMessage {
     for value in call.body { try value.validate() }
     let milliseconds: Int32 =
       timeout.map { Int32(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) }
       ?? -1
     let reply = DBusPendingReply()
     return try await withTaskCancellationHandler {
-      try await withCheckedThrowingContinuation { continuation in
-        reply.continuation = continuation
-        if Task.isCancelled {
-          reply.cancel(with: CancellationError())
-          return
+      // Capturing the isolation keeps the operation on the caller's executor;
+      // a closure without it would hop to the global pool first.
+      _ = isolation
+      return try await withCheckedThrowingContinuation(isolation: isolation) { continuation in
+        let begin: @Sendable () -> Void = { [self] in
+          guard reply.begin(continuation) else { return }
+          assumeIsolated { connection in connection.start(call, timeout: milliseconds, answeringTo: reply) }
         }
-        let outgoing: OpaquePointer
-        do {
-          outgoing = try LibDBusMessage.make(call)
-        } catch {
-          reply.cancel(with: error)
-          return
-        }
-        defer { dbus_message_unref(outgoing) }
-        var pending: OpaquePointer?
-        guard dbus_connection_send_with_reply(raw, outgoing, &pending, milliseconds) != 0, let pending else {
-          reply.cancel(with: DBusError.disconnected("the connection is closed"))
-          return
-        }
-        reply.attach(pending) { [weak self] finished in
-          self?.assumeIsolated { _ = $0.pendingCalls.remove(finished) }
-        }
-        pendingCalls.insert(reply)
+        // On the thread already (a caller isolated to the connection): sent
+        // now, in order with what the caller sent before.
+        if executor.isCurrent { begin() } else { executor.async(begin) }
       }
     } onCancel: {
       executor.async { reply.cancel(with: CancellationError()) }
     }
   }
 
+  /// Sends `call` for `reply`, which resumes its waiter with the answer.
+  private func start(_ call: DBusMessage, timeout milliseconds: Int32, answeringTo reply: DBusPendingReply) {
+    guard isOpen else {
+      reply.cancel(with: DBusError.disconnected())
+      return
+    }
+    let outgoing: OpaquePointer
+    do {
+      outgoing = try LibDBusMessage.make(call)
+    } catch {
+      reply.cancel(with: error)
+      return
+    }
+    defer { dbus_message_unref(outgoing) }
+    var pending: OpaquePointer?
+    guard dbus_connection_send_with_reply(raw, outgoing, &pending, milliseconds) != 0, let pending else {
+      reply.cancel(with: DBusError.disconnected("the connection is closed"))
+      return
+    }
+    reply.attach(pending) { [weak self] finished in
+      self?.assumeIsolated { _ = $0.pendingCalls.remove(finished) }
+    }
+    if reply.isWaiting { pendingCalls.insert(reply) }
+  }
+
   /// Calls `method` and returns the reply's arguments.
   public func call(
     destination: String, path: ObjectPath, interface: String, method: String,
-    arguments: [DBusValue] = [], timeout: Duration? = nil
+    arguments: [DBusValue] = [], timeout: Duration? = nil, isolation: isolated (any Actor)? = #isolation
   ) async throws -> [DBusValue] {
     let message = try DBusMessage.methodCall(
       destination: destination, path: path, interface: interface, member: method, body: arguments)
-    return try await send(message, timeout: timeout).body
+    return try await send(message, timeout: timeout, isolation: isolation).body
   }
 
   /// Emits a signal from one of this connection's objects.

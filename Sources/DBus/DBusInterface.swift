@@ -1,5 +1,6 @@
 /// An interface an exported object implements: its methods, properties and
-/// signals. Handlers run off the connection's thread, one task per call.
+/// signals. Handlers run off the connection's thread, one task per call,
+/// unless a method is made `ordered` or `immediate` (see ``DBusMethod``).
 public struct DBusInterface: Sendable {
   public let name: String
   public var methods: [DBusMethod]
@@ -37,6 +38,13 @@ public typealias DBusMethodHandler = @Sendable (DBusMessage) async throws -> [DB
 /// through the ``DBusMethodReply``.
 public typealias DBusOrderedMethodHandler = @Sendable (DBusMessage, DBusMethodReply) -> Void
 
+/// A handler that answers at once: it is called synchronously on the
+/// connection's thread, in arrival order, and its result (or thrown error) is
+/// the reply, sent before the connection reads on. For quick work that does
+/// not wait (a value kept in memory, an echo): no task is started and no
+/// thread woken for the call.
+public typealias DBusImmediateMethodHandler = @Sendable (DBusMessage) throws -> [DBusValue]
+
 /// A method of an exported interface.
 public struct DBusMethod: Sendable {
   /// How the connection invokes the method.
@@ -45,6 +53,8 @@ public struct DBusMethod: Sendable {
     case concurrent(DBusMethodHandler)
     /// In arrival order, on the connection's thread.
     case ordered(DBusOrderedMethodHandler)
+    /// On the connection's thread, answered on return.
+    case immediate(DBusImmediateMethodHandler)
   }
 
   public let name: String
@@ -75,6 +85,18 @@ public struct DBusMethod: Sendable {
     self.input = try DBusSignature(input)
     self.output = try DBusSignature(output)
     self.invocation = .ordered(handler)
+  }
+
+  /// A method whose calls `handler` answers on the connection's thread as
+  /// they arrive, without a task: its return value is the reply's body.
+  public init(
+    name: String, input: String = "", output: String = "", immediate handler: @escaping DBusImmediateMethodHandler
+  ) throws(DBusError) {
+    try DBusName.validateMember(name)
+    self.name = name
+    self.input = try DBusSignature(input)
+    self.output = try DBusSignature(output)
+    self.invocation = .immediate(handler)
   }
 }
 

@@ -1,15 +1,32 @@
 import CDBus
 
 /// One method call waiting for its reply. Confined to the connection's
-/// thread: libdbus calls `notify` there, and cancellation hops there, so the
+/// thread once its waiter has set `continuation`: the call is started there,
+/// libdbus calls `notify` there, and cancellation hops there, so the
 /// continuation is resumed exactly once without a lock.
 final class DBusPendingReply: Hashable, @unchecked Sendable {
-  var continuation: CheckedContinuation<DBusMessage, any Error>?
+  private var continuation: CheckedContinuation<DBusMessage, any Error>?
+  /// A cancellation that came before the waiter's `begin`.
+  private var cancellation: (any Error)?
   private var pending: OpaquePointer?
   private var onFinish: ((DBusPendingReply) -> Void)?
 
+  /// Whether the waiter has not been answered yet.
+  var isWaiting: Bool { continuation != nil }
+
   static func == (lhs: DBusPendingReply, rhs: DBusPendingReply) -> Bool { lhs === rhs }
   func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+  /// Takes the waiter; returns `false` (and fails it) when the call was
+  /// cancelled before it began.
+  func begin(_ continuation: CheckedContinuation<DBusMessage, any Error>) -> Bool {
+    guard let cancellation else {
+      self.continuation = continuation
+      return true
+    }
+    continuation.resume(throwing: cancellation)
+    return false
+  }
 
   /// Takes ownership of libdbus's pending call and waits for it to complete.
   func attach(_ pending: OpaquePointer, onFinish: @escaping (DBusPendingReply) -> Void) {
@@ -47,6 +64,7 @@ final class DBusPendingReply: Hashable, @unchecked Sendable {
   /// Cancels the call (if libdbus still has it) and fails the waiter.
   func cancel(with error: any Error) {
     if let pending { dbus_pending_call_cancel(pending) }
+    if continuation == nil, cancellation == nil { cancellation = error }
     finish(.failure(error))
   }
 

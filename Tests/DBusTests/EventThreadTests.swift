@@ -1,4 +1,5 @@
 import DBusTestSupport
+import Synchronization
 import Testing
 
 @testable import DBus
@@ -41,6 +42,71 @@ import Testing
       return try await group.reduce(0, +)
     }
     #expect(answered == 2000)
+    await a.close()
+    await b.close()
+  }
+
+  /// An `immediate` method is answered on the connection's thread as the
+  /// call is read: with what it returns, with what it throws, and with
+  /// `Failed` for a body that is not what it declares.
+  @Test(.timeLimit(.minutes(1))) func anImmediateMethodAnswersOnTheConnectionsThread() async throws {
+    let a = try await bus.connect()
+    let b = try await bus.connect()
+    let onThread = Mutex<[Bool]>([])
+    let interface = try DBusInterface(
+      name: "org.doppel.Echo",
+      methods: [
+        DBusMethod(
+          name: "Echo", input: "u", output: "u",
+          immediate: { call in
+            onThread.withLock { $0.append(a.executor.isCurrent) }
+            return call.body
+          }),
+        DBusMethod(
+          name: "Refuse", immediate: { _ in throw DBusError(name: "org.doppel.Error.Refused", message: "refused") }),
+        DBusMethod(name: "Misdeclared", output: "s", immediate: { _ in [.uint32(1)] }),
+      ])
+    try await a.export(Self.path, interfaces: [interface])
+    func call(_ method: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
+      try await b.call(
+        destination: a.uniqueName, path: Self.path, interface: "org.doppel.Echo", method: method,
+        arguments: arguments, timeout: .seconds(5))
+    }
+    #expect(try await call("Echo", [.uint32(7)]) == [.uint32(7)])
+    #expect(try await call("Echo", [.uint32(8)]) == [.uint32(8)])
+    #expect(onThread.withLock { $0 } == [true, true])
+    await #expect { _ = try await call("Refuse") } throws: { ($0 as? DBusError)?.name == "org.doppel.Error.Refused" }
+    await #expect { _ = try await call("Misdeclared") } throws: {
+      ($0 as? DBusError)?.name == DBusError.Name.failed && "\($0)".contains("declared (s)")
+    }
+    await a.close()
+    await b.close()
+  }
+
+  /// A call whose task is cancelled before the call reaches the connection's
+  /// thread throws `CancellationError` and is never sent: the peer sees only
+  /// the call made after it.
+  @Test(.timeLimit(.minutes(1))) func aCallCancelledBeforeItStartsIsNeverSent() async throws {
+    let a = try await bus.connect()
+    let b = try await bus.connect()
+    let calls = Mutex(0)
+    let counter = try DBusInterface(
+      name: "org.doppel.Echo",
+      methods: [
+        DBusMethod(
+          name: "Count", output: "u",
+          immediate: { _ in [.uint32(calls.withLock { $0 += 1; return UInt32($0) })] })
+      ])
+    try await a.export(Self.path, interfaces: [counter])
+    let count = try DBusMessage.methodCall(
+      destination: a.uniqueName, path: Self.path, interface: "org.doppel.Echo", member: "Count")
+    let cancelled = Task {
+      withUnsafeCurrentTask { $0?.cancel() }
+      return try await b.send(count, timeout: .seconds(5))
+    }
+    await #expect(throws: CancellationError.self) { _ = try await cancelled.value }
+    #expect(try await b.send(count, timeout: .seconds(5)).body == [.uint32(1)])
+    #expect(calls.withLock { $0 } == 1)
     await a.close()
     await b.close()
   }
