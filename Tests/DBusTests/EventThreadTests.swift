@@ -95,7 +95,13 @@ import Testing
       methods: [
         DBusMethod(
           name: "Count", output: "u",
-          immediate: { _ in [.uint32(calls.withLock { $0 += 1; return UInt32($0) })] })
+          immediate: { _ in
+            let count = calls.withLock { count in
+              count += 1
+              return count
+            }
+            return [.uint32(UInt32(count))]
+          })
       ])
     try await a.export(Self.path, interfaces: [counter])
     let count = try DBusMessage.methodCall(
