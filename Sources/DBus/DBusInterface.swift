@@ -69,22 +69,14 @@ public struct DBusMethod: Sendable {
   public init(
     name: String, input: String = "", output: String = "", handler: @escaping DBusMethodHandler
   ) throws(DBusError) {
-    try DBusName.validateMember(name)
-    self.name = name
-    self.input = try DBusSignature(input)
-    self.output = try DBusSignature(output)
-    self.invocation = .concurrent(handler)
+    try self.init(name: name, input: input, output: output, invocation: .concurrent(handler))
   }
 
   /// A method whose calls reach `handler` in the order they arrived.
   public init(
     name: String, input: String = "", output: String = "", ordered handler: @escaping DBusOrderedMethodHandler
   ) throws(DBusError) {
-    try DBusName.validateMember(name)
-    self.name = name
-    self.input = try DBusSignature(input)
-    self.output = try DBusSignature(output)
-    self.invocation = .ordered(handler)
+    try self.init(name: name, input: input, output: output, invocation: .ordered(handler))
   }
 
   /// A method whose calls `handler` answers on the connection's thread as
@@ -92,11 +84,15 @@ public struct DBusMethod: Sendable {
   public init(
     name: String, input: String = "", output: String = "", immediate handler: @escaping DBusImmediateMethodHandler
   ) throws(DBusError) {
+    try self.init(name: name, input: input, output: output, invocation: .immediate(handler))
+  }
+
+  private init(name: String, input: String, output: String, invocation: Invocation) throws(DBusError) {
     try DBusName.validateMember(name)
     self.name = name
     self.input = try DBusSignature(input)
     self.output = try DBusSignature(output)
-    self.invocation = .immediate(handler)
+    self.invocation = invocation
   }
 }
 
