@@ -122,44 +122,27 @@ extension DBusConnection {
       guard signature == method.input else {
         return reply(call, .failure(.invalidArgs("\(method.name) takes (\(method.input)), got (\(signature))")))
       }
-      let handler: DBusMethodHandler
       switch method.invocation {
       case .ordered(let ordered):
         ordered(call, DBusMethodReply(connection: self, call: call, output: method.output))
-        return
       case .immediate(let immediate):
-        reply(call, Self.result(of: method) { try immediate(call) })
-        return
-      case .concurrent(let concurrent):
-        handler = concurrent
-      }
-      Task {
-        let result = await Self.result(of: method) { try await handler(call) }
-        self.reply(call, result)
+        reply(call, Self.answer(Result { try immediate(call) }, of: method))
+      case .concurrent(let handler):
+        Task {
+          let run: Result<[DBusValue], any Error>
+          do { run = .success(try await handler(call)) } catch { run = .failure(error) }
+          self.reply(call, Self.answer(run, of: method))
+        }
       }
     }
   }
 
   /// What a handler's run answers: its body when it matches the method's
   /// declared output, else the error it threw or the mismatch.
-  private static func result(
-    of method: DBusMethod, _ run: () async throws -> [DBusValue]
-  ) async -> Result<[DBusValue], DBusError> {
-    do {
-      return checked(try await run(), of: method)
-    } catch {
-      return .failure(failure(error))
-    }
-  }
-
-  private static func result(of method: DBusMethod, _ run: () throws -> [DBusValue]) -> Result<
-    [DBusValue], DBusError
-  > {
-    do {
-      return checked(try run(), of: method)
-    } catch {
-      return .failure(failure(error))
-    }
+  private static func answer(
+    _ run: Result<[DBusValue], any Error>, of method: DBusMethod
+  ) -> Result<[DBusValue], DBusError> {
+    run.mapError(failure).flatMap { checked($0, of: method) }
   }
 
   private static func checked(_ body: [DBusValue], of method: DBusMethod) -> Result<[DBusValue], DBusError> {

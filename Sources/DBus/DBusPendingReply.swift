@@ -6,6 +6,8 @@ import CDBus
 /// continuation is resumed exactly once without a lock.
 final class DBusPendingReply: Hashable, @unchecked Sendable {
   private var continuation: CheckedContinuation<DBusMessage, any Error>?
+  /// Whether the waiter has called `begin`.
+  private var begun = false
   /// A cancellation that came before the waiter's `begin`.
   private var cancellation: (any Error)?
   private var pending: OpaquePointer?
@@ -20,6 +22,7 @@ final class DBusPendingReply: Hashable, @unchecked Sendable {
   /// Takes the waiter; returns `false` (and fails it) when the call was
   /// cancelled before it began.
   func begin(_ continuation: CheckedContinuation<DBusMessage, any Error>) -> Bool {
+    begun = true
     guard let cancellation else {
       self.continuation = continuation
       return true
@@ -64,7 +67,7 @@ final class DBusPendingReply: Hashable, @unchecked Sendable {
   /// Cancels the call (if libdbus still has it) and fails the waiter.
   func cancel(with error: any Error) {
     if let pending { dbus_pending_call_cancel(pending) }
-    if continuation == nil, cancellation == nil { cancellation = error }
+    if !begun, cancellation == nil { cancellation = error }
     finish(.failure(error))
   }
 
