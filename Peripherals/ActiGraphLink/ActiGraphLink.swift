@@ -407,7 +407,10 @@ public actor ActiGraphLink: PeripheralModel {
     while offset < bytes.count {
       let chunk = Array(bytes[offset..<min(offset + size, bytes.count)])
       do {
-        try await host.notify(chunk, characteristic: Self.response)
+        // Without an await when the host can send it now (two switches of executor saved).
+        if try !host.notifyAtOnce(chunk, characteristic: Self.response) {
+          try await host.notify(chunk, characteristic: Self.response)
+        }
         offset += chunk.count
       } catch  where error.code == .valueTooLong && size > 20 {
         size = 20

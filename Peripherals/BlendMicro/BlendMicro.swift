@@ -103,8 +103,13 @@ public actor BlendMicro: PeripheralModel {
     var deadline = timeline.elapsed()
     await timeline.repeatedly(from: deadline) {
       guard let (index, value) = samples.next() else { return nil }
+      let text = SyntheticECG.utf8Text(value)
       do throws(GATTError) {
-        try await host.notify(SyntheticECG.utf8Text(value), characteristic: Self.tx)
+        // Without an await when the host can send it now: each await costs
+        // the tick two switches of executor.
+        if try !host.notifyAtOnce(text, characteristic: Self.tx) {
+          try await host.notify(text, characteristic: Self.tx)
+        }
         samples.sent(index)
       } catch {
         // Nobody listens any more: the stream ends; any other failure loses this sample.
