@@ -128,6 +128,8 @@ let package = Package(
     .executableTarget(name: "doppel-fuzz", dependencies: ["Fuzzing"], path: "Benchmarks/doppel-fuzz"),
     // A private dbus-daemon per test, for the D-Bus and BlueZ unit tests.
     .target(name: "DBusTestSupport", dependencies: ["DBus"], path: "Tests/DBusTestSupport"),
+    // A host that counts how a model sends, for the models' sending paths.
+    .target(name: "GATTTestSupport", dependencies: ["GATT"], path: "Tests/GATTTestSupport"),
     .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport"]),
     .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "DBusTestSupport", "GATT"]),
     .testTarget(name: "GATTTests", dependencies: ["GATT"]),
@@ -136,7 +138,8 @@ let package = Package(
     .testTarget(
       name: "ScenarioTests", dependencies: ["Scenario", "GATT", "Loopback", "Signals"], exclude: ["Malformed"]),
     .testTarget(
-      name: "BlendMicroTests", dependencies: ["BlendMicro", "BlendMicroClient", "GATT", "Loopback", "Signals"]),
+      name: "BlendMicroTests",
+      dependencies: ["BlendMicro", "BlendMicroClient", "GATT", "GATTTestSupport", "Loopback", "Signals"]),
     .testTarget(
       name: "KardiaRelayTests",
       dependencies: [
@@ -145,8 +148,9 @@ let package = Package(
       ]),
     .testTarget(
       name: "ActiGraphLinkTests", dependencies: ["ActiGraphLink", "ActiGraphLinkSDK", "GATT", "Loopback", "Signals"]),
-    .testTarget(name: "MuseTests", dependencies: ["Muse", "ArctopSDK", "GATT", "Loopback", "Signals"]),
-    .testTarget(name: "E4Tests", dependencies: ["E4", "E4Link", "GATT", "Loopback", "Signals"]),
+    .testTarget(
+      name: "MuseTests", dependencies: ["Muse", "ArctopSDK", "GATT", "GATTTestSupport", "Loopback", "Signals"]),
+    .testTarget(name: "E4Tests", dependencies: ["E4", "E4Link", "GATT", "GATTTestSupport", "Loopback", "Signals"]),
     .testTarget(
       name: "EmStatPicoTests",
       dependencies: ["EmStatPico", "EmStatPicoClient", "MethodScriptFormat", "GATT", "Loopback", "Signals"]),

@@ -407,7 +407,7 @@ public actor E4: PeripheralModel {
     }
     self.session = session
     for (address, bytes) in packets {
-      if !sendAtOnce(bytes, to: address) { await send(bytes, to: address) }
+      if host?.notifyAtOnceOrDrop(bytes, characteristic: address) == false { await send(bytes, to: address) }
       guard self.session?.generation == generation else { return nil }
     }
     guard let next = self.session?.nextPacketDeadline else { return nil }
@@ -493,19 +493,6 @@ public actor E4: PeripheralModel {
     case .eda: .eda
     case .temperature: .temperature
     case .accelerationX, .accelerationY, .accelerationZ: .acceleration
-    }
-  }
-
-  /// `send(_:to:)` without suspending, when the host can
-  /// (`PeripheralHost.notifyAtOnce`): whether it is done, sent or refused.
-  /// Each `await` of a notification costs the tick two switches of executor.
-  private func sendAtOnce(_ bytes: [UInt8], to address: CharacteristicAddress) -> Bool {
-    guard let host else { return true }
-    do {
-      return try host.notifyAtOnce(bytes, characteristic: address)
-    } catch {
-      // No subscriber, or the link went: the wristband keeps sampling.
-      return true
     }
   }
 

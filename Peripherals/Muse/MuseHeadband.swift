@@ -453,7 +453,7 @@ public actor MuseHeadband: PeripheralModel {
       // muse-lsl files a set of EEG packets when AF7, sent last, arrives: the
       // other four must be taken before it, and it before the next set's.
       if !inOrder, address == af7 { await host?.notificationsTaken() }
-      if !sendAtOnce(bytes, to: address, host: host) { await send(bytes, to: address) }
+      if host?.notifyAtOnceOrDrop(bytes, characteristic: address) == false { await send(bytes, to: address) }
       if !inOrder, address == af7 { await host?.notificationsTaken() }
       guard self.session?.generation == generation else { return nil }
       // A catch-up that gave up: silence or a switch-off comes next.
@@ -575,18 +575,6 @@ public actor MuseHeadband: PeripheralModel {
   private func eyesClosed(at time: Duration) -> Double {
     let progress = min(1, max(0, (time - eyesChange.at).seconds))
     return eyesChange.from + (eyesChange.to - eyesChange.from) * progress
-  }
-
-  /// `send(_:to:)` without suspending, when the host can
-  /// (`PeripheralHost.notifyAtOnce`): whether it is done, sent or refused.
-  private func sendAtOnce(_ bytes: [UInt8], to address: CharacteristicAddress, host: (any PeripheralHost)?) -> Bool {
-    guard let host else { return true }
-    do {
-      return try host.notifyAtOnce(bytes, characteristic: address)
-    } catch {
-      // No subscriber, or the link went: the headband keeps sampling.
-      return true
-    }
   }
 
   /// Notifies subscribed centrals; a value nobody listens to is dropped, as on air.

@@ -75,5 +75,12 @@ extension PeripheralHost {
   public func firmwareEvent(_ name: String, detail: String) {}
   nonisolated(nonsending) public func notificationsTaken() async {}
   public func notifyAtOnce(_ value: [UInt8], characteristic: CharacteristicAddress) throws(GATTError) -> Bool { false }
+
+  /// `notifyAtOnce` for a model that lets a value nobody takes go, as on
+  /// air (no subscriber, the link gone): `false` only when the host cannot
+  /// send it now and the model must await `notify`.
+  public func notifyAtOnceOrDrop(_ value: [UInt8], characteristic: CharacteristicAddress) -> Bool {
+    do { return try notifyAtOnce(value, characteristic: characteristic) } catch { return true }
+  }
   public var deliversInOrder: Bool { false }
 }

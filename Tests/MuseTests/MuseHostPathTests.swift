@@ -1,7 +1,7 @@
 import GATT
+import GATTTestSupport
 import Loopback
 import Muse
-import Synchronization
 import Testing
 
 /// What streaming costs the headband per packet on a host that sends at
@@ -10,44 +10,6 @@ import Testing
 /// put back on that path fails here, not only in `ci/bench-loopback`.
 @Suite(.timeLimit(.minutes(1)))
 struct MuseHostPathTests {
-  /// A host on the virtual clock that counts how the headband sends.
-  final class CountingHost: PeripheralHost {
-    private let counts = Mutex((atOnce: 0, awaited: 0, waits: 0))
-    let clock: any Clock<Duration>
-    let sendsAtOnce: Bool
-
-    init(clock: any Clock<Duration>, sendsAtOnce: Bool) {
-      self.clock = clock
-      self.sendsAtOnce = sendsAtOnce
-    }
-
-    var atOnce: Int { counts.withLock { $0.atOnce } }
-    var awaited: Int { counts.withLock { $0.awaited } }
-    var waits: Int { counts.withLock { $0.waits } }
-
-    func notifyAtOnce(_ value: [UInt8], characteristic: CharacteristicAddress) throws(GATTError) -> Bool {
-      guard sendsAtOnce else { return false }
-      counts.withLock { $0.atOnce += 1 }
-      return true
-    }
-    var deliversInOrder: Bool { sendsAtOnce }
-
-    nonisolated(nonsending) func notify(_ value: [UInt8], characteristic: CharacteristicAddress)
-      async throws(GATTError)
-    {
-      counts.withLock { $0.awaited += 1 }
-    }
-    nonisolated(nonsending) func indicate(_ value: [UInt8], characteristic: CharacteristicAddress)
-      async throws(GATTError)
-    {}
-    func subscribers(of characteristic: CharacteristicAddress) async -> [CentralID] { [CentralID("central")] }
-    var connectedCentrals: [CentralID] { get async { [CentralID("central")] } }
-    func mtu(for central: CentralID) async -> Int? { 247 }
-    func disconnect(_ central: CentralID) async {}
-    func setAdvertisingEnabled(_ enabled: Bool) async {}
-    nonisolated(nonsending) func notificationsTaken() async { counts.withLock { $0.waits += 1 } }
-  }
-
   /// A second of streaming to a counting host on the loopback's executor:
   /// 21 EEG sets of four channels, 17 accelerometer and 17 gyroscope
   /// packets, telemetry at 0 and 1 s.
@@ -59,10 +21,10 @@ struct MuseHostPathTests {
     try await withTaskExecutorPreference(executor) {
       let headband = MuseHeadband()
       await headband.start(host: host)
-      await headband.centralConnected(CentralID("central"))
+      await headband.centralConnected(CountingHost.central)
       try await headband.write(
         characteristic: MuseHeadband.control, value: MuseCommand.frame("d"), type: .withResponse,
-        central: CentralID("central"))
+        central: CountingHost.central)
       await clock.advance(by: .seconds(1))
       await headband.stop()
     }
