@@ -129,7 +129,7 @@ let package = Package(
     // A private dbus-daemon per test, for the D-Bus and BlueZ unit tests.
     .target(name: "DBusTestSupport", dependencies: ["DBus"], path: "Tests/DBusTestSupport"),
     // A host that counts how a model sends, for the models' sending paths.
-    .target(name: "GATTTestSupport", dependencies: ["GATT"], path: "Tests/GATTTestSupport"),
+    .target(name: "GATTTestSupport", dependencies: ["GATT", "Loopback"], path: "Tests/GATTTestSupport"),
     .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport"]),
     .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "DBusTestSupport", "GATT"]),
     .testTarget(name: "GATTTests", dependencies: ["GATT"]),

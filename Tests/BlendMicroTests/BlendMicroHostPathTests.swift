@@ -1,7 +1,6 @@
 import BlendMicro
 import GATT
 import GATTTestSupport
-import Loopback
 import Testing
 
 /// What streaming costs the board per sample on a host that sends at once
@@ -10,34 +9,23 @@ import Testing
 /// only in `ci/bench-loopback`.
 @Suite(.timeLimit(.minutes(1)))
 struct BlendMicroHostPathTests {
-  /// Just under a second of ECG, samples 0 to 99, to a counting host on
-  /// the loopback's executor.
-  private func streamASecond(sendingAtOnce: Bool) async -> CountingHost {
-    let executor = LoopbackExecutor()
-    defer { executor.shutdown() }
-    let clock = VirtualClock(executor: executor)
-    let host = CountingHost(clock: clock, sendsAtOnce: sendingAtOnce)
-    await withTaskExecutorPreference(executor) {
-      let board = BlendMicro()
-      await board.start(host: host)
-      await board.centralConnected(CountingHost.central)
+  /// Just under a second of ECG, samples 0 to 99, to a counting host.
+  private func streamASecond(sendingAtOnce: Bool) async throws -> CountingHost {
+    try await CountingHost.stream(BlendMicro(), sendingAtOnce: sendingAtOnce, for: .milliseconds(995)) { board in
       await board.subscriptionChanged(characteristic: BlendMicro.tx, central: CountingHost.central, subscribed: true)
-      await clock.advance(by: .milliseconds(995))
-      await board.stop()
     }
-    return host
   }
 
-  @Test func aHostThatSendsAtOnceIsNeverAwaitedPerSample() async {
-    let host = await streamASecond(sendingAtOnce: true)
+  @Test func aHostThatSendsAtOnceIsNeverAwaitedPerSample() async throws {
+    let host = try await streamASecond(sendingAtOnce: true)
     #expect(host.atOnce == 100)
     #expect(host.awaited == 0)
   }
 
   /// Over BlueZ, when the characteristic's socket is not in use or full,
   /// every sample is awaited.
-  @Test func anotherHostIsAwaitedForEverySample() async {
-    let host = await streamASecond(sendingAtOnce: false)
+  @Test func anotherHostIsAwaitedForEverySample() async throws {
+    let host = try await streamASecond(sendingAtOnce: false)
     #expect(host.atOnce == 0)
     #expect(host.awaited == 100)
   }

@@ -1,7 +1,6 @@
 import E4
 import GATT
 import GATTTestSupport
-import Loopback
 import Testing
 
 /// What streaming costs the wristband per packet on a host that sends at
@@ -9,23 +8,13 @@ import Testing
 /// on the streaming path fails here, not only in `ci/bench-loopback`.
 @Suite(.timeLimit(.minutes(1)))
 struct E4HostPathTests {
-  /// A second of streaming to a counting host on the loopback's executor.
+  /// A second of streaming to a counting host.
   private func streamASecond(sendingAtOnce: Bool) async throws -> CountingHost {
-    let executor = LoopbackExecutor()
-    defer { executor.shutdown() }
-    let clock = VirtualClock(executor: executor)
-    let host = CountingHost(clock: clock, sendsAtOnce: sendingAtOnce)
-    try await withTaskExecutorPreference(executor) {
-      let wristband = E4()
-      await wristband.start(host: host)
-      await wristband.centralConnected(CountingHost.central)
+    try await CountingHost.stream(E4(), sendingAtOnce: sendingAtOnce, for: .seconds(1)) { wristband in
       try await wristband.write(
         characteristic: E4.command, value: [E4Packet.startCommand, 0, 0, 0, 0], type: .withResponse,
         central: CountingHost.central)
-      await clock.advance(by: .seconds(1))
-      await wristband.stop()
     }
-    return host
   }
 
   @Test func aHostThatSendsAtOnceIsNotAwaitedForTheStream() async throws {

@@ -1,4 +1,5 @@
 import GATT
+import Loopback
 import Synchronization
 
 /// A host that counts how a model sends, for tests of a model's sending
@@ -47,4 +48,26 @@ public final class CountingHost: PeripheralHost {
   public func disconnect(_ central: CentralID) async {}
   public func setAdvertisingEnabled(_ enabled: Bool) async {}
   nonisolated(nonsending) public func notificationsTaken() async { counts.withLock { $0.waits += 1 } }
+
+  /// Hosts `model` on a counting host on the loopback's executor and
+  /// virtual clock: starts it, connects ``central``, runs `begin` (what
+  /// makes the model stream), lets `duration` of virtual time pass and
+  /// stops it. Returns the host, with its counts.
+  public static func stream<Model: PeripheralModel>(
+    _ model: Model, sendingAtOnce: Bool, for duration: Duration,
+    after begin: @Sendable (Model) async throws -> Void
+  ) async throws -> CountingHost {
+    let executor = LoopbackExecutor()
+    defer { executor.shutdown() }
+    let clock = VirtualClock(executor: executor)
+    let host = CountingHost(clock: clock, sendsAtOnce: sendingAtOnce)
+    try await withTaskExecutorPreference(executor) {
+      await model.start(host: host)
+      await model.centralConnected(central)
+      try await begin(model)
+      await clock.advance(by: duration)
+      await model.stop()
+    }
+    return host
+  }
 }

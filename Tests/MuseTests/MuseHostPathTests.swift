@@ -1,6 +1,5 @@
 import GATT
 import GATTTestSupport
-import Loopback
 import Muse
 import Testing
 
@@ -14,21 +13,11 @@ struct MuseHostPathTests {
   /// 21 EEG sets of four channels, 17 accelerometer and 17 gyroscope
   /// packets, telemetry at 0 and 1 s.
   private func streamASecond(sendingAtOnce: Bool) async throws -> CountingHost {
-    let executor = LoopbackExecutor()
-    defer { executor.shutdown() }
-    let clock = VirtualClock(executor: executor)
-    let host = CountingHost(clock: clock, sendsAtOnce: sendingAtOnce)
-    try await withTaskExecutorPreference(executor) {
-      let headband = MuseHeadband()
-      await headband.start(host: host)
-      await headband.centralConnected(CountingHost.central)
+    try await CountingHost.stream(MuseHeadband(), sendingAtOnce: sendingAtOnce, for: .seconds(1)) { headband in
       try await headband.write(
         characteristic: MuseHeadband.control, value: MuseCommand.frame("d"), type: .withResponse,
         central: CountingHost.central)
-      await clock.advance(by: .seconds(1))
-      await headband.stop()
     }
-    return host
   }
 
   @Test func aHostThatSendsAtOnceIsNeverAwaitedPerPacket() async throws {
