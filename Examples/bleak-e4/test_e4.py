@@ -27,7 +27,9 @@ def test_start_command_carries_the_time():
 
 
 def test_streams_bvp_at_64_hz():
-    session = asyncio.run(from_environment(reconnect=False).stream(seconds=12))
+    # The seconds include the scan and the connection: 8 s of 12 in a loaded
+    # CI lab once, which left 5.3 s of streaming.
+    session = asyncio.run(from_environment(reconnect=False).stream(seconds=18))
     assert session.connections == 1
     assert session.malformed == 0
     indices = [index for _, index, _ in session.bvp]
