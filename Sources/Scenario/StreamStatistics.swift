@@ -29,14 +29,22 @@ public struct StreamStatistics: Hashable, Sendable {
   /// shows here as a gap of a packet's worth of samples.
   public private(set) var largestInterval: Double?
   private var sum = 0.0
+  /// Σ (tᵢ − t₀) and Σ i·(tᵢ − t₀) over the samples' indexes i from 0: with
+  /// the count, all a least-squares line through the times needs.
+  private var sumOfTimes = 0.0
+  private var sumOfIndexedTimes = 0.0
 
   public init() {}
 
   public mutating func add(_ value: Double, at time: Double) {
     count += 1
-    if firstTime == nil { firstTime = time }
+    let start = firstTime ?? time
+    firstTime = start
     if let lastTime { largestInterval = max(largestInterval ?? 0, time - lastTime) }
     lastTime = time
+    let elapsed = time - start
+    sumOfTimes += elapsed
+    sumOfIndexedTimes += Double(count - 1) * elapsed
     minimum = min(minimum, value)
     maximum = max(maximum, value)
     sum += value
@@ -59,10 +67,21 @@ public struct StreamStatistics: Hashable, Sendable {
 
   public var mean: Double? { count > 0 ? sum / Double(count) : nil }
 
-  /// Samples per second between the first and the last sample (the device's
-  /// time stamps when the client has them, else arrival times).
+  /// Samples per second: the inverse of the slope of the least-squares line
+  /// through the samples' times (the device's time stamps when the client has
+  /// them, else arrival times) against their indexes. Every sample weighs in,
+  /// so a late first sample, or a backlog that drains at the end of a loaded
+  /// run, moves it little, where the first and last samples alone would move
+  /// it by their whole delay; a device that sends slower moves it all the
+  /// same. With two samples it is the first and last samples' rate.
   public var rate: Double? {
-    guard count > 1, let firstTime, let lastTime, lastTime > firstTime else { return nil }
-    return Double(count - 1) / (lastTime - firstTime)
+    guard count > 1 else { return nil }
+    let n = Double(count)
+    // Σ i and n·Σ i² − (Σ i)² for i = 0…n−1, in closed form.
+    let sumOfIndexes = n * (n - 1) / 2
+    let spreadOfIndexes = n * n * (n * n - 1) / 12
+    let secondsPerSample = (n * sumOfIndexedTimes - sumOfIndexes * sumOfTimes) / spreadOfIndexes
+    guard secondsPerSample > 0 else { return nil }
+    return 1 / secondsPerSample
   }
 }
