@@ -33,7 +33,8 @@ struct StreamRateTests {
     #expect(rate > 97 && rate < 100)
   }
 
-  @Test func aLateFirstSampleMovesTheRateLittle() throws {
+  /// The first sample, then a 0.5 s stall before the rest (on schedule after it).
+  @Test func aStallAfterTheFirstSampleMovesTheRateLittle() throws {
     let rate = try #require(statistics(count: 1000, rate: 64) { n in n == 0 ? -0.5 : 0 }.rate)
     #expect(abs(rate - 64) < 0.1)
   }
