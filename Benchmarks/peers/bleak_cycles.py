@@ -9,7 +9,9 @@ usage: bleak_cycles.py ADAPTER NAME NOTIFY_UUID CYCLES [--write UUID HEX] [--lab
 
 Prints one line per failed cycle (its kind and message), then
 "LABEL.figure value" lines: cycles, failed, failures by kind, and the
-cycle times (p50, p90, max, in seconds) of the cycles that succeeded.
+cycle times (p50, p90, max, in seconds) of the cycles that succeeded, and
+"LABEL.disconnect_s S" for every disconnect() made, whether it returned or
+raised.
 Exit status 0 when no cycle failed.
 """
 import argparse
@@ -22,6 +24,10 @@ import traceback
 
 from bleak import BleakClient, BleakScanner
 from bleak.exc import BleakCharacteristicNotFoundError, BleakError
+
+
+# How long each disconnect() took, in seconds (ci/bench-disconnect reads them).
+disconnect_times = []
 
 
 async def cycle(adapter, name, notify, write):
@@ -52,10 +58,15 @@ async def cycle(adapter, name, notify, write):
     except (BleakError, EOFError) as error:
         return ("gatt", f"{type(error).__name__}: {error}")
     finally:
+        start = time.monotonic()
         try:
             await client.disconnect()
         except (BleakError, EOFError):
             pass
+        finally:
+            # Timed whether it returns or raises (bleak gives up 10 s after
+            # Disconnect returns without Connected turning false).
+            disconnect_times.append(time.monotonic() - start)
 
 
 def raised_at(error):
@@ -113,6 +124,8 @@ async def main(options):
         print(f"{label}.cycle_p50_s {statistics.median(ordered):.2f}")
         print(f"{label}.cycle_p90_s {ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]:.2f}")
         print(f"{label}.cycle_max_s {ordered[-1]:.2f}")
+    for seconds in disconnect_times:
+        print(f"{label}.disconnect_s {seconds:.3f}")
     return 1 if failures else 0
 
 
