@@ -163,27 +163,27 @@ final class ECGReceiver: Sendable {
 struct ECGWindow {
   let seconds: Double
   let sampleRate: Double
-  private var amplitudes: [Double] = []
+  /// The window's length in samples.
+  private let length: Int
+  private var stream: StreamingHeartRateAnalysis
   private var sinceAnalysis = 0
   private var lastStatus = HeartRateAnalysis.Status.insufficientData
 
   init(seconds: Double, sampleRate: Double) {
     self.seconds = seconds
     self.sampleRate = sampleRate
+    length = max(1, Int(seconds * sampleRate))
+    stream = StreamingHeartRateAnalysis(sampleRate: sampleRate, capacity: length)
   }
 
   /// Adds a sample; once a second, the analysis of the window and whether it
   /// starts a new arrhythmia episode.
   mutating func add(_ amplitude: Double) -> (heartRate: Double?, freshArrhythmia: Bool)? {
-    amplitudes.append(amplitude)
-    let capacity = Int(seconds * sampleRate)
-    if amplitudes.count > capacity * 2 { amplitudes.removeFirst(amplitudes.count - capacity) }
+    stream.append(amplitude)
     sinceAnalysis += 1
     guard sinceAnalysis >= Int(sampleRate) else { return nil }
     sinceAnalysis = 0
-    let recent = amplitudes.suffix(capacity)
-    let times = (0..<recent.count).map { Double($0) / sampleRate }
-    let analysis = HeartRateAnalysis(times: times, amplitudes: Array(recent))
+    let analysis = stream.analysis(ofLast: length)
     let fresh = analysis.status == .arrhythmia && lastStatus != .arrhythmia
     if analysis.status != .insufficientData { lastStatus = analysis.status }
     return (analysis.heartRate, fresh)

@@ -21,7 +21,6 @@ public struct HeartRateAnalysis: Hashable, Sendable {
   public init(times: [Double], amplitudes: [Double]) {
     precondition(times.count == amplitudes.count, "one time per amplitude")
     var peaks: [Double] = []
-    let refractory = 0.25
     var lastPeak = -Double.infinity
     // The maximum of the last 2 s, kept as a queue of indices whose values
     // decrease (each sample enters and leaves once: linear time).
@@ -30,18 +29,23 @@ public struct HeartRateAnalysis: Hashable, Sendable {
     for i in amplitudes.indices {
       while maxima.count > head, amplitudes[maxima[maxima.count - 1]] <= amplitudes[i] { maxima.removeLast() }
       maxima.append(i)
-      while times[i] - times[maxima[head]] > 2 { head += 1 }
-      // The adaptive threshold needs a second of signal before it can tell an R wave from a T wave.
-      guard i > 0, i + 1 < amplitudes.count, times[i] - times[0] >= 1 else { continue }
-      let value = amplitudes[i]
-      let threshold = 0.6 * amplitudes[maxima[head]]
-      if value >= threshold, value > amplitudes[i - 1], value >= amplitudes[i + 1], times[i] - lastPeak > refractory {
+      while Self.leftThresholdSpan(times[i] - times[maxima[head]]) { head += 1 }
+      guard i > 0, i + 1 < amplitudes.count, Self.warmedUp(times[i] - times[0]) else { continue }
+      if Self.isRPeak(
+        amplitudes[i], before: amplitudes[i - 1], after: amplitudes[i + 1], strongest: amplitudes[maxima[head]],
+        sinceLastPeak: times[i] - lastPeak)
+      {
         peaks.append(times[i])
         lastPeak = times[i]
       }
     }
-    rPeaks = peaks
-    let rr = zip(peaks.dropFirst(), peaks).map { $0 - $1 }
+    self.init(rPeaks: peaks)
+  }
+
+  /// The heart rate and rhythm of R peaks found already (seconds, in order).
+  public init(rPeaks: [Double]) {
+    self.rPeaks = rPeaks
+    let rr = zip(rPeaks.dropFirst(), rPeaks).map { $0 - $1 }
     guard !rr.isEmpty else {
       heartRate = nil
       status = .insufficientData
@@ -58,5 +62,31 @@ public struct HeartRateAnalysis: Hashable, Sendable {
     let mean = rr.reduce(0, +) / Double(rr.count)
     let deviation = (rr.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(rr.count)).squareRoot()
     status = deviation / mean > 0.1 ? .arrhythmia : .normal
+  }
+
+  // The detector's rules, shared with ``StreamingHeartRateAnalysis``. Each
+  // bound allows a nanosecond, so that samples at a regular rate meet it
+  // alike wherever their times are counted from (0.54 - 0.29 is not 0.25 in
+  // binary floating point).
+  static let tolerance = 1e-9
+
+  /// Whether a sample `seconds` older than the current one has left the span
+  /// the threshold is taken from (the last 2 s).
+  static func leftThresholdSpan(_ seconds: Double) -> Bool { seconds > 2 + tolerance }
+
+  /// Whether the detector has seen enough signal, `seconds` since its first
+  /// sample, to tell an R wave from a T wave by its threshold (1 s).
+  static func warmedUp(_ seconds: Double) -> Bool { seconds >= 1 - tolerance }
+
+  /// Whether a sample `seconds` after the last R peak may be the next one
+  /// (more than 250 ms: a T wave is not a beat).
+  static func pastRefractory(_ seconds: Double) -> Bool { seconds > 0.25 + tolerance }
+
+  /// Whether a sample is an R peak: at least 60 % of the strongest sample of
+  /// the last 2 s, a local maximum, and past the last peak's refractory period.
+  static func isRPeak(
+    _ value: Double, before: Double, after: Double, strongest: Double, sinceLastPeak: Double
+  ) -> Bool {
+    value >= 0.6 * strongest && value > before && value >= after && pastRefractory(sinceLastPeak)
   }
 }
