@@ -113,7 +113,10 @@ public struct EmStatPicoBinding: DeviceBinding {
         "gpio", parameters: [gpioPin.spec, gpioLevel.spec],
         help: "drive a GPIO input from outside, as a button or a sensor would (`get_gpio` reads it)"),
       ActionSpec(
-        "wake-pin", help: "press the WAKE pin: wakes a script from `hibernate` when the pin is one of its sources"),
+        "wake-pin",
+        help:
+          "press the WAKE pin: wakes a script from `hibernate` when the pin is one of its sources; a press before the "
+          + "script hibernates is forgotten, so time it `after: hibernate`"),
       ActionSpec(
         "fail", parameters: [failCode.spec],
         help: "end the running script with an error line `!XXXX: Line 1, Col 1` (a fault mid-run)"),
@@ -231,9 +234,9 @@ public struct EmStatPicoBinding: DeviceBinding {
       connect: {
         let client = EmStatPicoClient(link: context.link, clock: clock)
         // Answers take no virtual time in the loopback, but the work to get
-        // them takes real time: until the script runs on the device's own
-        // clock, let virtual time pass no faster than real time, so that the
-        // timeline does not jump ahead of the handshake.
+        // them takes real time: until the device accepted the script and runs
+        // it on its own clock, let virtual time pass no faster than real
+        // time, so that the timeline does not jump ahead of the handshake.
         let pacer = Self.pace(clock)
         do {
           try await client.connect(namePrefix: device.name, timeout: timeout)
@@ -302,8 +305,11 @@ public struct EmStatPicoBinding: DeviceBinding {
     do {
       for try await event in stream {
         switch event {
-        case .loopStarted(let loop):
+        case .scriptAccepted:
+          // The script runs on the device's clock from here: a wait or a
+          // hibernation before its first loop takes virtual time.
           pacer.cancel()
+        case .loopStarted(let loop):
           loopStart = (elapsed(), points)
           observer.event("measurement-started", device: id, detail: "M" + loop)
         case .loopEnded:
@@ -352,7 +358,7 @@ public struct EmStatPicoBinding: DeviceBinding {
           observer.event("malformed", device: id, detail: "\(line): \(reason)")
         case .abortAcknowledged:
           observer.event("aborted", device: id)
-        case .scriptAccepted, .scanStarted, .scanEnded, .nestedLoopStarted, .nestedLoopEnded, .text:
+        case .scanStarted, .scanEnded, .nestedLoopStarted, .nestedLoopEnded, .text:
           break
         }
       }

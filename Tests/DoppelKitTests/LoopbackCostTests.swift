@@ -85,4 +85,35 @@ struct LoopbackCostTests {
     let jobs = try await Self.jobsPerSample(model: "emstat-pico", stream: "current", config: config)
     #expect(jobs < 6, "\(jobs) jobs per point")
   }
+
+  /// A script that hibernates 20 s on the Pico's timer (`0x04i`) before a 1 s
+  /// chronoamperometry (100 points): the hibernation takes the interpreter's
+  /// wakes (every 100 ms) and nothing else. Until the client let go of
+  /// virtual time when the Pico accepted the script, it paced it to real
+  /// time up to the loop's start: a job every virtual millisecond, 20,000
+  /// for the hibernation (and 20 s of wall time).
+  @Test func aHibernationBeforeTheLoopTakesVirtualTime() async throws {
+    let config = """
+          config: {cell: resistor, resistance: 10000}
+          client:
+            script: |
+              var c
+              var p
+              hibernate 0x04i 20
+              set_pgstat_mode 2
+              set_autoranging ba 100n 1m
+              set_e 200m
+              cell_on
+              meas_loop_ca p c 200m 10m 1
+                pck_start
+                pck_add p
+                pck_add c
+                pck_end
+              endloop
+              on_finished:
+                cell_off
+      """
+    let jobs = try await Self.jobsPerSample(model: "emstat-pico", stream: "current", config: config)
+    #expect(jobs < 20, "\(jobs) jobs per point")
+  }
 }
