@@ -59,30 +59,8 @@ struct LoopbackCostTests {
   /// each notification and went over to the client's actor cost 5 more
   /// (15.4 against 10.4 `swift_task_enqueue` calls a point over an hour).
   @Test func anEmStatPicoPointTakesUnderTwelveJobs() async throws {
-    let config = """
-          config: {cell: resistor, resistance: 10000}
-          client:
-            script: |
-              e
-              var c
-              var p
-              set_pgstat_chan 0
-              set_pgstat_mode 2
-              set_max_bandwidth 400
-              set_range ba 100u
-              set_autoranging ba 100n 1m
-              set_e 200m
-              cell_on
-              meas_loop_ca p c 200m 100m 50
-                pck_start
-                pck_add p
-                pck_add c
-                pck_end
-              endloop
-              on_finished:
-                cell_off
-      """
-    let jobs = try await Self.jobsPerSample(model: "emstat-pico", stream: "current", config: config)
+    let jobs = try await Self.jobsPerSample(
+      model: "emstat-pico", stream: "current", config: Self.chronoamperometry(interval: "100m", seconds: 50))
     #expect(jobs < 6, "\(jobs) jobs per point")
   }
 
@@ -93,27 +71,27 @@ struct LoopbackCostTests {
   /// time up to the loop's start, a few jobs every virtual millisecond: 808
   /// jobs a point measured (and 22 s of wall time).
   @Test func aHibernationBeforeTheLoopTakesVirtualTime() async throws {
-    let config = """
+    let config = Self.chronoamperometry(interval: "10m", seconds: 1, before: "hibernate 0x04i 20")
+    let jobs = try await Self.jobsPerSample(model: "emstat-pico", stream: "current", config: config)
+    #expect(jobs < 20, "\(jobs) jobs per point")
+  }
+
+  /// An EmStat Pico on the 10 kΩ dummy cell whose client runs a
+  /// chronoamperometry at 200 mV (a point every `interval`, for `seconds`),
+  /// after the script line `before`, if any.
+  static func chronoamperometry(interval: String, seconds: Int, before: String? = nil) -> String {
+    let lines =
+      ["e", "var c", "var p"] + (before.map { [$0] } ?? [])
+      + [
+        "set_pgstat_chan 0", "set_pgstat_mode 2", "set_max_bandwidth 400", "set_range ba 100u",
+        "set_autoranging ba 100n 1m", "set_e 200m", "cell_on", "meas_loop_ca p c 200m \(interval) \(seconds)",
+        "  pck_start", "  pck_add p", "  pck_add c", "  pck_end", "endloop", "on_finished:", "  cell_off",
+      ]
+    return """
           config: {cell: resistor, resistance: 10000}
           client:
             script: |
-              var c
-              var p
-              hibernate 0x04i 20
-              set_pgstat_mode 2
-              set_autoranging ba 100n 1m
-              set_e 200m
-              cell_on
-              meas_loop_ca p c 200m 10m 1
-                pck_start
-                pck_add p
-                pck_add c
-                pck_end
-              endloop
-              on_finished:
-                cell_off
-      """
-    let jobs = try await Self.jobsPerSample(model: "emstat-pico", stream: "current", config: config)
-    #expect(jobs < 20, "\(jobs) jobs per point")
+
+      """ + lines.map { "          " + $0 }.joined(separator: "\n")
   }
 }
