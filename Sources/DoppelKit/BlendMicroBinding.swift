@@ -161,7 +161,6 @@ final class ECGReceiver: Sendable {
 
 /// The last seconds of ECG, analysed once a second as the Kardia server did.
 struct ECGWindow {
-  let seconds: Double
   let sampleRate: Double
   /// The window's length in samples.
   private let length: Int
@@ -170,7 +169,6 @@ struct ECGWindow {
   private var lastStatus = HeartRateAnalysis.Status.insufficientData
 
   init(seconds: Double, sampleRate: Double) {
-    self.seconds = seconds
     self.sampleRate = sampleRate
     length = max(1, Int(seconds * sampleRate))
     stream = StreamingHeartRateAnalysis(sampleRate: sampleRate, capacity: length)

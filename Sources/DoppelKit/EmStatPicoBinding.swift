@@ -234,9 +234,9 @@ public struct EmStatPicoBinding: DeviceBinding {
       connect: {
         let client = EmStatPicoClient(link: context.link, clock: clock)
         // Answers take no virtual time in the loopback, but the work to get
-        // them takes real time: until the device accepted the script and runs
-        // it on its own clock, let virtual time pass no faster than real
-        // time, so that the timeline does not jump ahead of the handshake.
+        // them takes real time: until the script has been written, let
+        // virtual time pass no faster than real time, so that the timeline
+        // does not jump ahead of the handshake.
         let pacer = Self.pace(clock)
         do {
           try await client.connect(namePrefix: device.name, timeout: timeout)
@@ -306,8 +306,9 @@ public struct EmStatPicoBinding: DeviceBinding {
       for try await event in stream {
         switch event {
         case .scriptAccepted:
-          // The script runs on the device's clock from here: a wait or a
-          // hibernation before its first loop takes virtual time.
+          // Read after the script's last acknowledged write: the device has
+          // all of it, and runs it (or refuses it) on its own clock, so a
+          // wait or a hibernation before its first loop takes virtual time.
           pacer.cancel()
         case .loopStarted(let loop):
           loopStart = (elapsed(), points)

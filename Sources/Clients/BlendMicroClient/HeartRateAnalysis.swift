@@ -64,7 +64,7 @@ public struct HeartRateAnalysis: Hashable, Sendable {
     status = deviation / mean > 0.1 ? .arrhythmia : .normal
   }
 
-  // The detector's rules, shared with ``StreamingHeartRateAnalysis``. Each
+  // The detector's rules, shared with StreamingHeartRateAnalysis. Each
   // bound allows a nanosecond, so that samples at a regular rate meet it
   // alike wherever their times are counted from (0.54 - 0.29 is not 0.25 in
   // binary floating point).

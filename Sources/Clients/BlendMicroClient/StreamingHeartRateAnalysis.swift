@@ -3,13 +3,15 @@
 ///
 /// Analysing a 10 s window once a second from scratch examines every sample
 /// ten times. This detector examines each sample once as it arrives, over the
-/// whole stream, and an analysis of the last `n` samples only scans its first
-/// two seconds on its own: from there on the window's detector is in the same
-/// state as the stream's (the same threshold span, the same last peak, or
-/// both past the refractory period), so it finds the same peaks.
+/// whole stream, and an analysis of the last `n` samples scans on its own
+/// only until its detector is in the stream's state (the same threshold
+/// span, the same last peak or both past the refractory period; usually
+/// after 2 s), and takes the stream's peaks from there.
 ///
 /// ``analysis(ofLast:)`` equals `HeartRateAnalysis(times:amplitudes:)` of the
-/// same samples with times `k / sampleRate` counted from the window's first.
+/// same samples with times `k / sampleRate` counted from the window's first,
+/// for rates whose sample times fall on the detector's bounds exactly or
+/// more than a nanosecond from them (any whole number of samples a second).
 public struct StreamingHeartRateAnalysis: Sendable {
   /// Samples per second.
   public let sampleRate: Double
@@ -79,8 +81,10 @@ public struct StreamingHeartRateAnalysis: Sendable {
       while HeartRateAnalysis.leftThresholdSpan(seconds(i - maxima[head])) { head += 1 }
       // Once the sample before the window has left the threshold span, the
       // span is the stream's; once the last peaks agree too, the stream's
-      // peaks are the window's.
-      if i + 1 < end, start == 0 || HeartRateAnalysis.leftThresholdSpan(seconds(i - start + 1)),
+      // peaks are the window's. (Never at the window's first sample, which
+      // the window cannot take for a peak and the stream can, at rates
+      // under 0.5 Hz.)
+      if i + 1 < end, start == 0 || (i > start && HeartRateAnalysis.leftThresholdSpan(seconds(i - start + 1))),
         agree(lastPeak, streamLastPeak(before: i), at: i)
       {
         found += peaks[firstPeak(from: i)...]
