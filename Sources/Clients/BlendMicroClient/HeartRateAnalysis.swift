@@ -22,17 +22,12 @@ public struct HeartRateAnalysis: Hashable, Sendable {
     precondition(times.count == amplitudes.count, "one time per amplitude")
     var peaks: [Double] = []
     var lastPeak = -Double.infinity
-    // The maximum of the last 2 s, kept as a queue of indices whose values
-    // decrease (each sample enters and leaves once: linear time).
-    var maxima: [Int] = []
-    var head = 0
+    var span = ThresholdSpan()
     for i in amplitudes.indices {
-      while maxima.count > head, amplitudes[maxima[maxima.count - 1]] <= amplitudes[i] { maxima.removeLast() }
-      maxima.append(i)
-      while Self.leftThresholdSpan(times[i] - times[maxima[head]]) { head += 1 }
+      span.add(i, amplitude: amplitudes[i]) { times[$1] - times[$0] }
       guard i > 0, i + 1 < amplitudes.count, Self.warmedUp(times[i] - times[0]) else { continue }
       if Self.isRPeak(
-        amplitudes[i], before: amplitudes[i - 1], after: amplitudes[i + 1], strongest: amplitudes[maxima[head]],
+        amplitudes[i], before: amplitudes[i - 1], after: amplitudes[i + 1], strongest: span.strongest,
         sinceLastPeak: times[i] - lastPeak)
       {
         peaks.append(times[i])

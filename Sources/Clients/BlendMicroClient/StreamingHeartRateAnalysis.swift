@@ -18,17 +18,15 @@ public struct StreamingHeartRateAnalysis: Sendable {
   /// How many of the latest samples are kept: the longest window an analysis may ask for.
   public let capacity: Int
 
-  /// How many samples are kept at least: the capacity, and the threshold
-  /// span of the stream's detector.
+  /// How many samples are kept at least: the capacity, and the two a
+  /// sample's examination needs.
   private let kept: Int
   /// The samples kept; `amplitudes[k]` is sample `dropped + k` of the stream.
   private var amplitudes: [Double] = []
   private var dropped = 0
-  /// The stream's detector: the queue of decreasing maxima over the last 2 s
-  /// (sample numbers; those before `maximaHead` have left), the R peaks found
-  /// (sample numbers, the older ones dropped with their samples) and the last one.
-  private var maxima: [Int] = []
-  private var maximaHead = 0
+  /// The stream's detector: its threshold span, the R peaks found (sample
+  /// numbers, the older ones dropped with their samples) and the last one.
+  private var span = ThresholdSpan()
   private var peaks: [Int] = []
   private var lastPeak: Int?
 
@@ -37,7 +35,7 @@ public struct StreamingHeartRateAnalysis: Sendable {
     precondition(sampleRate > 0 && capacity > 0, "a positive rate and capacity")
     self.sampleRate = sampleRate
     self.capacity = capacity
-    kept = max(capacity, Int((2 * sampleRate).rounded(.up)) + 2)
+    kept = max(capacity, 2)
   }
 
   /// How many samples the stream has had.
@@ -49,13 +47,8 @@ public struct StreamingHeartRateAnalysis: Sendable {
     let n = count
     amplitudes.append(amplitude)
     if n >= 1 { examine(n - 1) }
-    while maxima.count > maximaHead, self[maxima[maxima.count - 1]] <= amplitude { maxima.removeLast() }
-    maxima.append(n)
-    while HeartRateAnalysis.leftThresholdSpan(seconds(n - maxima[maximaHead])) { maximaHead += 1 }
-    if maximaHead > 1024, maximaHead * 2 > maxima.count {
-      maxima.removeFirst(maximaHead)
-      maximaHead = 0
-    }
+    let rate = sampleRate
+    span.add(n, amplitude: amplitude) { Self.seconds($1 - $0, at: rate) }
     if amplitudes.count > kept * 2 {
       let excess = amplitudes.count - kept
       amplitudes.removeFirst(excess)
@@ -71,14 +64,11 @@ public struct StreamingHeartRateAnalysis: Sendable {
     let start = max(dropped, end - length)
     var found: [Int] = []
     // The window's own detector, from its first sample.
-    var maxima: [Int] = []
-    var head = 0
+    var span = ThresholdSpan()
     var lastPeak: Int?
     var i = start
     while i < end {
-      while maxima.count > head, self[maxima[maxima.count - 1]] <= self[i] { maxima.removeLast() }
-      maxima.append(i)
-      while HeartRateAnalysis.leftThresholdSpan(seconds(i - maxima[head])) { head += 1 }
+      span.add(i, amplitude: self[i]) { Self.seconds($1 - $0, at: sampleRate) }
       // Once the sample before the window has left the threshold span, the
       // span is the stream's; once the last peaks agree too, the stream's
       // peaks are the window's. (Never at the window's first sample, which
@@ -92,7 +82,7 @@ public struct StreamingHeartRateAnalysis: Sendable {
       }
       if i > start, i + 1 < end, HeartRateAnalysis.warmedUp(seconds(i - start)),
         HeartRateAnalysis.isRPeak(
-          self[i], before: self[i - 1], after: self[i + 1], strongest: self[maxima[head]],
+          self[i], before: self[i - 1], after: self[i + 1], strongest: span.strongest,
           sinceLastPeak: lastPeak.map { seconds(i - $0) } ?? .infinity)
       {
         found.append(i)
@@ -107,13 +97,15 @@ public struct StreamingHeartRateAnalysis: Sendable {
   private subscript(n: Int) -> Double { amplitudes[n - dropped] }
 
   /// `samples` samples in seconds, as the window analysis counts time.
-  private func seconds(_ samples: Int) -> Double { Double(samples) / sampleRate }
+  private func seconds(_ samples: Int) -> Double { Self.seconds(samples, at: sampleRate) }
+
+  private static func seconds(_ samples: Int, at rate: Double) -> Double { Double(samples) / rate }
 
   /// The stream's detector's decision for sample `i`, which has a sample on either side.
   private mutating func examine(_ i: Int) {
     guard i > 0, HeartRateAnalysis.warmedUp(seconds(i)) else { return }
     let isPeak = HeartRateAnalysis.isRPeak(
-      self[i], before: self[i - 1], after: self[i + 1], strongest: self[maxima[maximaHead]],
+      self[i], before: self[i - 1], after: self[i + 1], strongest: span.strongest,
       sinceLastPeak: lastPeak.map { seconds(i - $0) } ?? .infinity)
     guard isPeak else { return }
     peaks.append(i)
