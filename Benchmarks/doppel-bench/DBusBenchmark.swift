@@ -20,8 +20,9 @@ import Synchronization
 /// The benchmark's own loops run on the cooperative pool and await each
 /// connection call across to the connection's queue, as Doppel's other targets
 /// do. With `--isolated` they run on the connection's executor instead (an
-/// `isolated` parameter), with no hop per message: the difference is the cost
-/// of those hops.
+/// `isolated` parameter, inside `withTaskExecutorPreference` of the
+/// connection's thread, so that a reply resumes its waiter where it was
+/// read), with no hop per message: the difference is the cost of those hops.
 struct DBusBenchmark {
   static let interface = "org.doppel.Bench"
 
@@ -56,15 +57,23 @@ struct DBusBenchmark {
   /// `--isolated`, else on the cooperative pool.
   private func home(_ connection: DBusConnection) -> (any Actor)? { options.isolated ? connection : nil }
 
+  /// The task executor that `home(connection)`'s loops prefer: with `--isolated` the
+  /// connection's thread, so that a reply resumes its waiter there, else none.
+  private func thread(_ connection: DBusConnection) -> (any TaskExecutor)? {
+    options.isolated ? connection.taskExecutor : nil
+  }
+
   // MARK: Workloads
 
   private func calls(from b: DBusConnection, to a: DBusConnection, path: ObjectPath) async throws -> RoundTripSamples {
     let destination = a.uniqueName
-    return try await measure(on: home(b)) { sequence in
-      let reply = try await b.call(
-        destination: destination, path: path, interface: Self.interface, method: "Ping",
-        arguments: [.uint32(sequence)])
-      guard reply == [.uint32(sequence)] else { throw BenchFailure("Ping(\(sequence)) returned \(reply)") }
+    return try await withTaskExecutorPreference(thread(b)) {
+      try await measure(on: home(b)) { sequence in
+        let reply = try await b.call(
+          destination: destination, path: path, interface: Self.interface, method: "Ping",
+          arguments: [.uint32(sequence)])
+        guard reply == [.uint32(sequence)] else { throw BenchFailure("Ping(\(sequence)) returned \(reply)") }
+      }
     }
   }
 
@@ -73,17 +82,21 @@ struct DBusBenchmark {
   {
     let fromA = try await b.signals(matching: Self.propertiesChanged(sender: a.uniqueName, path: path))
     let fromB = try await a.signals(matching: Self.propertiesChanged(sender: b.uniqueName, path: path))
-    let echo = Task { [home = home(b)] in try await Self.echo(fromA, by: b, path: path, on: home) }
-    var echoes = fromB.makeAsyncIterator()
-    var payload = Self.payload(size: options.payload)
-    let samples = try await measure(on: home(a)) { sequence in
-      Self.stamp(&payload, sequence)
-      try await a.updateProperties(at: path, interface: Self.interface, ["Value": .bytes(payload)])
-      guard let message = try await echoes.next(isolation: #isolation) else {
-        throw BenchFailure("the signal stream ended")
+    let echo = Task(executorPreference: thread(b)) { [home = home(b)] in
+      try await Self.echo(fromA, by: b, path: path, on: home)
+    }
+    let samples = try await withTaskExecutorPreference(thread(a)) {
+      var echoes = fromB.makeAsyncIterator()
+      var payload = Self.payload(size: options.payload)
+      return try await measure(on: home(a)) { sequence in
+        Self.stamp(&payload, sequence)
+        try await a.updateProperties(at: path, interface: Self.interface, ["Value": .bytes(payload)])
+        guard let message = try await echoes.next(isolation: #isolation) else {
+          throw BenchFailure("the signal stream ended")
+        }
+        guard let value = Self.value(of: message), value.count == payload.count, Self.sequence(of: value) == sequence
+        else { throw BenchFailure("echo \(sequence) is not what was sent") }
       }
-      guard let value = Self.value(of: message), value.count == payload.count, Self.sequence(of: value) == sequence
-      else { throw BenchFailure("echo \(sequence) is not what was sent") }
     }
     echo.cancel()
     _ = await echo.result
@@ -133,15 +146,17 @@ struct DBusBenchmark {
         throw BenchFailure("B stopped receiving after \(sent - batch) signals")
       }
     }
-    for _ in 0..<(options.warmup + batch - 1) / batch { try await sendBatch() }
-    let warm = sent
-    let start = MonotonicClock.nanoseconds()
-    var elapsed: UInt64 = 0
-    repeat {
-      try await sendBatch()
-      elapsed = MonotonicClock.nanoseconds() - start
-    } while !options.budget.isSpent(elapsed: elapsed, done: sent - warm)
-    return (sent - warm, Double(sent - warm) * 1e9 / Double(elapsed))
+    return try await withTaskExecutorPreference(thread(a)) {
+      for _ in 0..<(options.warmup + batch - 1) / batch { try await sendBatch() }
+      let warm = sent
+      let start = MonotonicClock.nanoseconds()
+      var elapsed: UInt64 = 0
+      repeat {
+        try await sendBatch()
+        elapsed = MonotonicClock.nanoseconds() - start
+      } while !options.budget.isSpent(elapsed: elapsed, done: sent - warm)
+      return (sent - warm, Double(sent - warm) * 1e9 / Double(elapsed))
+    }
   }
 
   /// A's half of the stream workload: `count` signals stamped `first`…; returns the payload buffer.

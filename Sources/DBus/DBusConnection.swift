@@ -20,6 +20,12 @@ import Synchronization
 public actor DBusConnection {
   nonisolated let executor: DBusEventThread
   public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+  /// The connection's thread as a task executor. A loop that talks mostly
+  /// to this connection runs cheapest inside
+  /// `withTaskExecutorPreference(connection.taskExecutor) { … }`: its calls
+  /// are sent from the thread at once, and each reply resumes it there, in
+  /// the turn that read the reply, with no other thread woken.
+  public nonisolated let taskExecutor: any TaskExecutor
 
   let raw: OpaquePointer
   let loop: LibDBusEventLoop
@@ -46,6 +52,7 @@ public actor DBusConnection {
   private init(raw: OpaquePointer, executor: DBusEventThread, address: String) {
     self.raw = raw
     self.executor = executor
+    self.taskExecutor = DBusThreadTaskExecutor(thread: executor)
     self.address = address
     self.loop = LibDBusEventLoop(connection: raw, thread: executor)
   }

@@ -19,6 +19,8 @@ import Synchronization
 /// about to sleep finds the `sleeping` flag set under the same lock and
 /// writes the pipe.
 ///
+/// Tasks may run on the thread too, through ``DBusThreadTaskExecutor``.
+///
 /// The thread ends once nothing refers to the executor any more (the
 /// connection is gone and no job is queued), after running what was queued.
 final class DBusEventThread: SerialExecutor, @unchecked Sendable {
@@ -28,6 +30,8 @@ final class DBusEventThread: SerialExecutor, @unchecked Sendable {
       var jobs: [@Sendable () -> Void] = []
       var sleeping = false
       var stopping = false
+      /// Jobs that found the thread asleep and woke it.
+      var wakes = 0
     }
 
     let inbox = Mutex(Inbox())
@@ -62,10 +66,15 @@ final class DBusEventThread: SerialExecutor, @unchecked Sendable {
     func submit(_ job: @escaping @Sendable () -> Void) {
       let sleeping = inbox.withLock { inbox in
         inbox.jobs.append(job)
+        if inbox.sleeping { inbox.wakes += 1 }
         return inbox.sleeping
       }
       if sleeping { signal() }
     }
+
+    /// How many jobs have found the thread asleep and woken it: each one a
+    /// hand-over from another thread.
+    var wakes: Int { inbox.withLock { $0.wakes } }
 
     func stop() {
       let sleeping = inbox.withLock { inbox in

@@ -126,6 +126,55 @@ import Testing
     await a.close()
   }
 
+  /// A task that prefers the connection's thread as its task executor sends
+  /// from the thread and is resumed there by each reply, in the turn that
+  /// read it: a hundred calls wake the thread no more than twice (entering
+  /// the preference), where the same calls from the cooperative pool hand
+  /// each call over and so wake it about once a call. The same holds for a
+  /// loop isolated to the connection inside the preference.
+  @Test(.timeLimit(.minutes(1))) func aReplyResumesATaskThatPrefersTheThreadWithoutAWake() async throws {
+    let a = try await bus.connect()
+    let b = try await bus.connect()
+    let echo = try DBusInterface(
+      name: "org.doppel.Echo",
+      methods: [DBusMethod(name: "Echo", input: "u", output: "u", immediate: { $0.body })])
+    try await a.export(Self.path, interfaces: [echo])
+    let destination = a.uniqueName
+    /// Whether `count` calls come back right, each resumed on b's thread or not, as `onThread` says.
+    @Sendable func echoes(_ count: Int, onThread: Bool, isolation: isolated (any Actor)? = #isolation) async throws
+      -> Bool
+    {
+      for n in 0..<UInt32(count) {
+        let reply = try await b.call(
+          destination: destination, path: Self.path, interface: "org.doppel.Echo", method: "Echo",
+          arguments: [.uint32(n)], timeout: .seconds(5))
+        guard reply == [.uint32(n)], b.executor.isCurrent == onThread else { return false }
+      }
+      return true
+    }
+    var wakes = b.executor.core.wakes
+    #expect(try await echoes(100, onThread: false))
+    let fromThePool = b.executor.core.wakes - wakes
+
+    wakes = b.executor.core.wakes
+    let nonisolated = try await withTaskExecutorPreference(b.taskExecutor) { try await echoes(100, onThread: true) }
+    #expect(nonisolated)
+    let preferring = b.executor.core.wakes - wakes
+
+    wakes = b.executor.core.wakes
+    let isolated = try await withTaskExecutorPreference(b.taskExecutor) {
+      try await echoes(100, onThread: true, isolation: b)
+    }
+    #expect(isolated)
+    let preferringIsolated = b.executor.core.wakes - wakes
+
+    #expect(fromThePool >= 50, "from the pool: \(fromThePool) wakes for 100 calls")
+    #expect(preferring <= 2, "preferring the thread: \(preferring) wakes for 100 calls")
+    #expect(preferringIsolated <= 2, "isolated, preferring the thread: \(preferringIsolated) wakes for 100 calls")
+    await a.close()
+    await b.close()
+  }
+
   /// Once nothing refers to a closed connection, its thread ends (its
   /// core, which the thread holds while it runs, goes away): two hundred
   /// connections opened and closed in turn leave no thread behind.
