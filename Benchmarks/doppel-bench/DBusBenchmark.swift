@@ -20,9 +20,13 @@ import Synchronization
 /// The benchmark's own loops run on the cooperative pool and await each
 /// connection call across to the connection's queue, as Doppel's other targets
 /// do. With `--isolated` they run on the connection's executor instead (an
-/// `isolated` parameter, inside `withTaskExecutorPreference` of the
-/// connection's thread, so that a reply resumes its waiter where it was
-/// read), with no hop per message: the difference is the cost of those hops.
+/// `isolated` parameter), with no hop per message: the difference is the cost
+/// of those hops. With `--on-thread` they stay nonisolated but run on the
+/// connection's thread, as tasks that prefer it (`withTaskExecutorPreference`
+/// of `DBusConnection.taskExecutor`): a call is sent from the thread and its
+/// reply resumes the loop there, with no thread woken; a synchronous
+/// connection method (`updateProperties`) is a hop to the actor and back, two
+/// jobs on the same thread.
 struct DBusBenchmark {
   static let interface = "org.doppel.Bench"
 
@@ -57,10 +61,10 @@ struct DBusBenchmark {
   /// `--isolated`, else on the cooperative pool.
   private func home(_ connection: DBusConnection) -> (any Actor)? { options.isolated ? connection : nil }
 
-  /// The task executor that `home(connection)`'s loops prefer: with `--isolated` the
-  /// connection's thread, so that a reply resumes its waiter there, else none.
+  /// The task executor that a loop talking through `connection` prefers: with
+  /// `--on-thread` the connection's thread (the loop stays nonisolated), else none.
   private func thread(_ connection: DBusConnection) -> (any TaskExecutor)? {
-    options.isolated ? connection.taskExecutor : nil
+    options.onThread ? connection.taskExecutor : nil
   }
 
   // MARK: Workloads

@@ -12,7 +12,8 @@ struct DBusBenchmarkOptions: Sendable {
 
   static let usage = """
     usage: doppel-bench dbus --address ADDRESS [--seconds N | --count N] [--payload BYTES]
-                             [--warmup N] [--batch N] [--only WORKLOAD[,WORKLOAD…]] [--isolated]
+                             [--warmup N] [--batch N] [--only WORKLOAD[,WORKLOAD…]]
+                             [--isolated | --on-thread]
 
     D-Bus round trips between two connections of this process on the bus at ADDRESS
     (e.g. unix:path=/tmp/bus). Prints one `dbus.FIGURE VALUE` line per figure.
@@ -26,6 +27,9 @@ struct DBusBenchmarkOptions: Sendable {
       --only LIST        some of: call, signal, stream (default all three)
       --isolated         run the benchmark's loops on the connections' executors, with no
                          hop between a task and a connection's queue per message
+      --on-thread        run them nonisolated on the connections' threads, as tasks that
+                         prefer them (DBusConnection.taskExecutor): a reply resumes its
+                         caller on the thread that read it
     """
 
   var address = ""
@@ -35,6 +39,7 @@ struct DBusBenchmarkOptions: Sendable {
   var batch = 64
   var workloads = Workload.allCases
   var isolated = false
+  var onThread = false
 
   init(parsing arguments: [String]) throws(UsageError) {
     var rest = arguments[...]
@@ -72,6 +77,7 @@ struct DBusBenchmarkOptions: Sendable {
       case "--warmup": warmup = try number(option, minimum: 0)
       case "--batch": batch = try number(option, minimum: 1)
       case "--isolated": isolated = true
+      case "--on-thread": onThread = true
       case "--only":
         let names = try value(option).split(separator: ",", omittingEmptySubsequences: false)
         var chosen: [Workload] = []
@@ -87,5 +93,6 @@ struct DBusBenchmarkOptions: Sendable {
       }
     }
     guard sawAddress else { throw UsageError("--address is required") }
+    guard !(isolated && onThread) else { throw UsageError("give --isolated or --on-thread, not both") }
   }
 }

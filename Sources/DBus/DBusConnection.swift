@@ -20,11 +20,12 @@ import Synchronization
 public actor DBusConnection {
   nonisolated let executor: DBusEventThread
   public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
-  /// The connection's thread as a task executor. A loop that talks mostly
-  /// to this connection runs cheapest inside
+  /// The connection's thread as a task executor. Nonisolated code that
+  /// awaits many calls on this connection runs cheapest inside
   /// `withTaskExecutorPreference(connection.taskExecutor) { … }`: its calls
-  /// are sent from the thread at once, and each reply resumes it there, in
-  /// the turn that read the reply, with no other thread woken.
+  /// are sent from the thread at once, and each reply resumes it on the
+  /// thread that read the reply, with no other thread woken. (The closure
+  /// keeps its caller's isolation: code isolated to an actor runs there.)
   public nonisolated let taskExecutor: any TaskExecutor
 
   let raw: OpaquePointer

@@ -19,10 +19,12 @@ import Synchronization
 /// about to sleep finds the `sleeping` flag set under the same lock and
 /// writes the pipe.
 ///
-/// Tasks may run on the thread too, through ``DBusThreadTaskExecutor``.
+/// Nonisolated tasks may run on the thread too, through
+/// ``DBusThreadTaskExecutor``.
 ///
 /// The thread ends once nothing refers to the executor any more (the
-/// connection is gone and no job is queued), after running what was queued.
+/// connection and its task executor are gone and no job is queued), after
+/// running what was queued.
 final class DBusEventThread: SerialExecutor, @unchecked Sendable {
   /// The thread's side: its state and its loop.
   final class Core: @unchecked Sendable {
@@ -32,7 +34,22 @@ final class DBusEventThread: SerialExecutor, @unchecked Sendable {
       var stopping = false
       /// Jobs that found the thread asleep and woke it.
       var wakes = 0
+      /// Jobs submitted from another thread.
+      var handOvers = 0
     }
+
+    /// The key under which a connection's thread keeps its core, so that
+    /// `isCurrent` reads it from the thread itself. (`pthread_self` is
+    /// declared `const`, so the optimiser may reuse its result across a
+    /// suspension point, after which the task can be on another thread.)
+    static let key: pthread_key_t = {
+      var key = pthread_key_t()
+      precondition(pthread_key_create(&key, nil) == 0, "cannot create the D-Bus threads' key")
+      return key
+    }()
+
+    /// Whether the caller runs on this core's thread.
+    var isCurrent: Bool { pthread_getspecific(Self.key) == Unmanaged.passUnretained(self).toOpaque() }
 
     let inbox = Mutex(Inbox())
     /// A pipe written to wake the thread from `poll` (`wake`), read
@@ -41,7 +58,6 @@ final class DBusEventThread: SerialExecutor, @unchecked Sendable {
     let wake: Int32
     /// The connection's watches and timeouts; set and used on the thread only.
     var loop: LibDBusEventLoop?
-    var thread = pthread_t()
 
     init() throws(DBusError) {
       var ends: [Int32] = [-1, -1]
@@ -64,17 +80,20 @@ final class DBusEventThread: SerialExecutor, @unchecked Sendable {
 
     /// Queues `job` and wakes the thread if it sleeps.
     func submit(_ job: @escaping @Sendable () -> Void) {
+      let fromElsewhere = !isCurrent
       let sleeping = inbox.withLock { inbox in
         inbox.jobs.append(job)
+        if fromElsewhere { inbox.handOvers += 1 }
         if inbox.sleeping { inbox.wakes += 1 }
         return inbox.sleeping
       }
       if sleeping { signal() }
     }
 
-    /// How many jobs have found the thread asleep and woken it: each one a
-    /// hand-over from another thread.
+    /// How many jobs have found the thread asleep in `poll` and woken it.
     var wakes: Int { inbox.withLock { $0.wakes } }
+    /// How many jobs have been submitted from other threads (each may wake it).
+    var handOvers: Int { inbox.withLock { $0.handOvers } }
 
     func stop() {
       let sleeping = inbox.withLock { inbox in
@@ -153,11 +172,14 @@ final class DBusEventThread: SerialExecutor, @unchecked Sendable {
     pthread_attr_init(&attributes)
     defer { pthread_attr_destroy(&attributes) }
     pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+    var thread = pthread_t()
     let created = pthread_create(
-      &core.thread, &attributes,
+      &thread, &attributes,
       { data in
+        pthread_setspecific(Core.key, data)
         let core = Unmanaged<Core>.fromOpaque(data!).takeRetainedValue()
         core.run()
+        pthread_setspecific(Core.key, nil)
         return nil
       }, box)
     guard created == 0 else {
@@ -177,7 +199,7 @@ final class DBusEventThread: SerialExecutor, @unchecked Sendable {
   }
 
   /// Whether the caller runs on the thread.
-  var isCurrent: Bool { pthread_equal(pthread_self(), core.thread) != 0 }
+  var isCurrent: Bool { core.isCurrent }
 
   func checkIsolated() {
     precondition(isCurrent, "not on the D-Bus connection's thread")
