@@ -164,6 +164,52 @@ import Testing
     await b.close()
   }
 
+  /// A call awaited on the connection's thread (a task that prefers it)
+  /// when the connection closes fails with `Disconnected` instead of
+  /// waiting, and the thread stays up for what still prefers it: a task
+  /// that prefers it afterwards runs there, and a call from it fails at once.
+  @Test(.timeLimit(.minutes(1))) func closingFailsACallAwaitedOnTheThreadAndKeepsTheThread() async throws {
+    let a = try await bus.connect()
+    let b = try await bus.connect()
+    let calls = Mutex(0)
+    let slow = try DBusInterface(
+      name: "org.doppel.Echo",
+      methods: [
+        DBusMethod(name: "Slow") { _ in
+          calls.withLock { $0 += 1 }
+          try await Task.sleep(for: .seconds(30))
+          return []
+        }
+      ])
+    try await a.export(Self.path, interfaces: [slow])
+    let destination = a.uniqueName
+    @Sendable func callSlow() async throws -> [DBusValue] {
+      try await b.call(
+        destination: destination, path: Self.path, interface: "org.doppel.Echo", method: "Slow",
+        timeout: .seconds(20))
+    }
+    let executor = b.taskExecutor
+    let waiting = Task(executorPreference: executor) { try await callSlow() }
+    // Closed once the call is on its way: a has it.
+    while calls.withLock({ $0 }) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+    await b.close()
+    await #expect { _ = try await waiting.value } throws: {
+      ($0 as? DBusError)?.name == DBusError.Name.disconnected
+    }
+    let (onThread, failed) = await withTaskExecutorPreference(executor) {
+      let onThread = b.executor.isCurrent
+      do {
+        _ = try await callSlow()
+        return (onThread, false)
+      } catch {
+        return (onThread, (error as? DBusError)?.name == DBusError.Name.disconnected)
+      }
+    }
+    #expect(onThread)
+    #expect(failed)
+    await a.close()
+  }
+
   /// Once nothing refers to a closed connection, its thread ends (its
   /// core, which the thread holds while it runs, goes away): two hundred
   /// connections opened and closed in turn leave no thread behind.
