@@ -32,9 +32,7 @@ final class DBusEventThread: SerialExecutor, @unchecked Sendable {
       var jobs: [@Sendable () -> Void] = []
       var sleeping = false
       var stopping = false
-      /// Jobs that found the thread asleep and woke it.
-      var wakes = 0
-      /// Jobs submitted from another thread.
+      /// Jobs submitted from another thread (only these can wake it).
       var handOvers = 0
     }
 
@@ -84,14 +82,11 @@ final class DBusEventThread: SerialExecutor, @unchecked Sendable {
       let sleeping = inbox.withLock { inbox in
         inbox.jobs.append(job)
         if fromElsewhere { inbox.handOvers += 1 }
-        if inbox.sleeping { inbox.wakes += 1 }
         return inbox.sleeping
       }
       if sleeping { signal() }
     }
 
-    /// How many jobs have found the thread asleep in `poll` and woken it.
-    var wakes: Int { inbox.withLock { $0.wakes } }
     /// How many jobs have been submitted from other threads (each may wake it).
     var handOvers: Int { inbox.withLock { $0.handOvers } }
 
