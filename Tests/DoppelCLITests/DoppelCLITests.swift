@@ -3,11 +3,7 @@ import Testing
 
 /// Runs the built `doppel` binary, as a user would.
 @Suite struct DoppelCLITests {
-  struct Outcome {
-    var status: Int32
-    var output: String
-    var error: String
-  }
+  typealias Outcome = ProgramOutcome
 
   /// The `doppel` next to this test bundle (`swift build` puts both in one folder).
   static let binary: URL = {
@@ -20,23 +16,7 @@ import Testing
   }()
 
   func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Outcome {
-    let process = Process()
-    process.executableURL = Self.binary
-    process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    // Never a terminal: a command that would ask (`doppel import`) must not wait.
-    process.standardInput = FileHandle.nullDevice
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let output = out.fileHandleForReading.readDataToEndOfFile()
-    let error = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return Outcome(
-      status: process.terminationStatus, output: String(decoding: output, as: UTF8.self),
-      error: String(decoding: error, as: UTF8.self))
+    try ProgramOutcome.run(Self.binary, arguments, environment: environment)
   }
 
   @Test func versionAndHelp() throws {

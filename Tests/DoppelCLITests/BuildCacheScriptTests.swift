@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+
+/// `ci/build-cache`, the directory `ci/test` keeps a fresh clone's build in:
+/// one per toolchain, and nothing removed outside its root.
+@Suite struct BuildCacheScriptTests {
+  static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent("ci/build-cache")
+
+  /// Runs the script with `environment` over this process's; its output without the line end.
+  func run(_ arguments: [String], environment: [String: String]) throws -> ProgramOutcome {
+    var outcome = try ProgramOutcome.run(
+      URL(fileURLWithPath: "/bin/bash"), [Self.script.path] + arguments, environment: environment)
+    outcome.output = outcome.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    return outcome
+  }
+
+  /// A fresh root for one test, removed after it.
+  func withRoot(_ body: (URL) throws -> Void) throws {
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("build-cache-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: root) }
+    try body(root)
+  }
+
+  /// A folder with a `swift` that prints `version`, for PATH.
+  func fakeToolchain(in root: URL, version: String) throws -> URL {
+    let bin = root.appendingPathComponent("toolchain-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+    let swift = bin.appendingPathComponent("swift")
+    try "#!/bin/sh\necho '\(version)'\n".write(to: swift, atomically: true, encoding: .utf8)
+    try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: swift.path)
+    return bin
+  }
+
+  @Test func oneDirectoryPerToolchainMadeUnderTheRoot() throws {
+    try withRoot { root in
+      let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+      let one = try fakeToolchain(in: root, version: "Swift version 6.3.1")
+      let other = try fakeToolchain(in: root, version: "Swift version 6.4")
+      let cache = root.appendingPathComponent("cache").path
+      let first = try run(["dir"], environment: ["DOPPEL_BUILD_CACHE": cache, "PATH": "\(one.path):\(path)"])
+      let again = try run(["dir"], environment: ["DOPPEL_BUILD_CACHE": cache, "PATH": "\(one.path):\(path)"])
+      let newer = try run(["dir"], environment: ["DOPPEL_BUILD_CACHE": cache, "PATH": "\(other.path):\(path)"])
+      #expect(first.status == 0, "\(first.error)")
+      #expect(first.output.hasPrefix(cache + "/"))
+      #expect(first.output == again.output, "the same toolchain must get the same directory")
+      #expect(newer.status == 0, "\(newer.error)")
+      #expect(newer.output.hasPrefix(cache + "/"))
+      #expect(newer.output != first.output, "another toolchain must get a directory of its own")
+      var isDirectory: ObjCBool = false
+      #expect(FileManager.default.fileExists(atPath: first.output, isDirectory: &isDirectory) && isDirectory.boolValue)
+
+      let dropped = try run(["drop", first.output], environment: ["DOPPEL_BUILD_CACHE": cache])
+      #expect(dropped.status == 0, "\(dropped.error)")
+      #expect(!FileManager.default.fileExists(atPath: first.output))
+      #expect(FileManager.default.fileExists(atPath: newer.output), "drop removes only the directory named")
+    }
+  }
+
+  @Test func refusesToRemoveAnythingOutsideItsRoot() throws {
+    try withRoot { root in
+      let outside = root.appendingPathComponent("outside")
+      try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+      let cache = root.appendingPathComponent("cache").path
+      for target in [outside.path, cache + "/../outside"] {
+        let refused = try run(["drop", target], environment: ["DOPPEL_BUILD_CACHE": cache])
+        #expect(refused.status == 2)
+        #expect(refused.error.contains("is not under \(cache)"), "\(refused.error)")
+      }
+      #expect(FileManager.default.fileExists(atPath: outside.path))
+    }
+  }
+
+  @Test func namesWhatIsWrongWithItsInput() throws {
+    let relative = try run(["dir"], environment: ["DOPPEL_BUILD_CACHE": "cache"])
+    #expect(relative.status == 2)
+    #expect(relative.error.contains("must be an absolute path (got 'cache')"), "\(relative.error)")
+    let off = try run(["dir"], environment: ["DOPPEL_BUILD_CACHE": "off"])
+    #expect(off.status == 2)
+    #expect(off.error.contains("DOPPEL_BUILD_CACHE=off"), "\(off.error)")
+    let unknown = try run(["keep"], environment: [:])
+    #expect(unknown.status == 2)
+    #expect(unknown.error.contains("usage: ci/build-cache dir | drop DIR"), "\(unknown.error)")
+  }
+}
