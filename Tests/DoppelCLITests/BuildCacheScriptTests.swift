@@ -63,23 +63,27 @@ import Testing
       let outside = root.appendingPathComponent("outside")
       try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
       let cache = root.appendingPathComponent("cache").path
-      for target in [outside.path, cache + "/../outside"] {
+      let kept = try run(["dir"], environment: ["DOPPEL_BUILD_CACHE": cache])
+      #expect(kept.status == 0, "\(kept.error)")
+      for target in [outside.path, cache + "/../outside", cache + "/", cache, kept.output + "/.."] {
         let refused = try run(["drop", target], environment: ["DOPPEL_BUILD_CACHE": cache])
-        #expect(refused.status == 2)
-        #expect(refused.error.contains("is not under \(cache)"), "\(refused.error)")
+        #expect(refused.status == 2, "drop \(target)")
+        #expect(refused.error.contains("is not a directory under \(cache)"), "\(refused.error)")
       }
       #expect(FileManager.default.fileExists(atPath: outside.path))
+      #expect(FileManager.default.fileExists(atPath: kept.output), "a refused drop removes nothing")
     }
   }
 
   @Test func namesWhatIsWrongWithItsInput() throws {
     let relative = try run(["dir"], environment: ["DOPPEL_BUILD_CACHE": "cache"])
     #expect(relative.status == 2)
-    #expect(relative.error.contains("must be an absolute path (got 'cache')"), "\(relative.error)")
+    #expect(relative.error.contains("must be an absolute path (got 'cache'"), "\(relative.error)")
     let off = try run(["dir"], environment: ["DOPPEL_BUILD_CACHE": "off"])
     #expect(off.status == 2)
     #expect(off.error.contains("DOPPEL_BUILD_CACHE=off"), "\(off.error)")
-    let unknown = try run(["keep"], environment: [:])
+    // The subcommand is checked first, whatever the root (DOPPEL_BUILD_CACHE=off ci/test runs this too).
+    let unknown = try run(["keep"], environment: ["DOPPEL_BUILD_CACHE": "off"])
     #expect(unknown.status == 2)
     #expect(unknown.error.contains("usage: ci/build-cache dir | drop DIR"), "\(unknown.error)")
   }
