@@ -91,10 +91,12 @@ public actor MuseHeadband: PeripheralModel {
   private struct Session {
     var generation: Int
     var start: Duration
-    /// Packets taken per stream, by `MuseStream.rawValue`.
-    var taken = [Int](repeating: 0, count: MuseStream.allCases.count)
+    /// Packets taken per stream, by `MuseStream.rawValue` (held in place:
+    /// a session is copied and written back each tick, and arrays made each
+    /// write a copy of their storage).
+    var taken = InlineArray<5, Int>(repeating: 0)
     /// Packets whose sending has finished per stream (taken, then handed to the host).
-    var sent = [Int](repeating: 0, count: MuseStream.allCases.count)
+    var sent = InlineArray<5, Int>(repeating: 0)
     /// Set by ``catchUp()``: nothing sampled after this (ns into the session) is sent.
     var cutOff: Int64?
     var telemetryIndex: UInt16 = 0
@@ -293,9 +295,12 @@ public actor MuseHeadband: PeripheralModel {
 
   /// The streams this headband sends: PPG only on a variant with it, in a preset that has it on.
   private var streams: [MuseStream] {
-    let sendsPPG = configuration.variant.hasPPG && preset.ppg
-    return MuseStream.allCases.filter { $0 != .ppg || sendsPPG }
+    configuration.variant.hasPPG && preset.ppg ? Self.everyStream : Self.streamsButPPG
   }
+
+  /// The two lists ``streams`` returns, made once (a tick asks for one).
+  private static let everyStream = MuseStream.allCases
+  private static let streamsButPPG = MuseStream.allCases.filter { $0 != .ppg }
 
   public func stop() async {
     endSession()
@@ -431,13 +436,14 @@ public actor MuseHeadband: PeripheralModel {
     guard var session, session.generation == generation, let timeline else { return nil }
     let elapsed = min((timeline.elapsed() - session.start).nanoseconds, session.cutOff ?? .max)
     var packets: [(CharacteristicAddress, [UInt8])] = []
+    packets.reserveCapacity(8)
     var next = Int64.max
     let streams = self.streams
     for stream in streams {
       let due = stream.packetsDue(afterNanoseconds: elapsed)
       while session.taken[stream.rawValue] < due {
         let k = session.taken[stream.rawValue]
-        packets += self.packets(stream, number: k, session: &session)
+        self.packets(stream, number: k, session: &session, into: &packets)
         session.taken[stream.rawValue] = k + 1
       }
       next = min(next, stream.deadline(ofPacket: session.taken[stream.rawValue]))
@@ -460,7 +466,10 @@ public actor MuseHeadband: PeripheralModel {
       if let limit = catchUpLimit, ContinuousClock.now >= limit { return nil }
     }
     let taken = session.taken
-    if let sent = self.session?.sent { self.session?.sent = zip(sent, taken).map { max($0, $1) } }
+    if var current = self.session {
+      for stream in taken.indices { current.sent[stream] = max(current.sent[stream], taken[stream]) }
+      self.session = current
+    }
     // Cut off (``catchUp()``): once all before the cut-off is taken, nothing more.
     if let cutOff = session.cutOff,
       streams.allSatisfy({ taken[$0.rawValue] >= $0.packetsDue(afterNanoseconds: cutOff) })
@@ -470,17 +479,17 @@ public actor MuseHeadband: PeripheralModel {
     return session.start + .nanoseconds(next)
   }
 
-  /// Packet `k` of `stream`: its samples taken now.
-  private func packets(_ stream: MuseStream, number k: Int, session: inout Session)
-    -> [(CharacteristicAddress, [UInt8])]
-  {
+  /// Packet `k` of `stream`, its samples taken now, appended to `packets`
+  /// (one per EEG channel sent).
+  private func packets(
+    _ stream: MuseStream, number k: Int, session: inout Session, into packets: inout [(CharacteristicAddress, [UInt8])]
+  ) {
     let index = UInt16(truncatingIfNeeded: k)
     let first = k * Int(stream.perPacket)
     /// Sample `n`'s time (of the whole session, from 0).
     func time(_ n: Int) -> Duration { session.start + .nanoseconds(Int64(n) * 1_000_000_000 / stream.rate) }
     switch stream {
     case .eeg:
-      // Each channel's twelve codes in a row of one array, channel by channel.
       let perPacket = MusePacket.eegSamplesPerPacket
       var now = conditions
       // Taken out for the loop, so that each sample is not an access to the actor's storage.
@@ -496,52 +505,65 @@ public actor MuseHeadband: PeripheralModel {
         for _ in 0..<auxSamplesOwed { _ = generators[aux].next(now) }
         auxSamplesOwed = 0
       }
-      let sampled = skipsAux ? generators.indices.filter { $0 != aux } : Array(generators.indices)
       // The eyes' value is the same for every sample but while they move,
       // and only a recording needs the sample's time otherwise.
       let timed = eyesChange.from != eyesChange.to || !channelSources.isEmpty
-      var codes = [UInt16](repeating: 0, count: generators.count * perPacket)
-      for sample in 0..<perPacket {
-        let time = timed ? time(first + sample) : .zero
-        now.eyesClosed = timed ? eyesClosed(at: time) : eyesChange.from
-        // Every channel's schedule of blinks and bursts is the headband's: taken once.
-        let events = generators[0].nextEvents()
-        for channel in sampled {
-          // The synthetic EEG runs on under a recording, so the channels stay in step.
-          var value = generators[channel].next(now, events: events)
-          if !channelSources.isEmpty, let (source, origin) = channelSources[generators[channel].channel] {
-            var copy = source
-            value = copy.value(at: max(0, (time - origin).seconds)) ?? value
-            channelSources[generators[channel].channel] = (copy, origin)
+      let channels = generators.count
+      // Each channel's twelve codes in a row, channel by channel.
+      withUnsafeTemporaryAllocation(of: UInt16.self, capacity: channels * perPacket) { codes in
+        codes.initialize(repeating: 0)
+        generators.withUnsafeMutableBufferPointer { generators in
+          for sample in 0..<perPacket {
+            let time = timed ? time(first + sample) : .zero
+            now.eyesClosed = timed ? eyesClosed(at: time) : eyesChange.from
+            // Every channel's schedule of blinks and bursts is the headband's: taken once.
+            let events = generators[0].nextEvents()
+            for channel in 0..<channels where !(skipsAux && channel == aux) {
+              // The synthetic EEG runs on under a recording, so the channels stay in step.
+              var value = generators[channel].next(now, events: events)
+              if !channelSources.isEmpty, let (source, origin) = channelSources[generators[channel].channel] {
+                var copy = source
+                value = copy.value(at: max(0, (time - origin).seconds)) ?? value
+                channelSources[generators[channel].channel] = (copy, origin)
+              }
+              codes[channel * perPacket + sample] = MusePacket.eegCode(value)
+            }
           }
-          codes[channel * perPacket + sample] = MusePacket.eegCode(value)
+        }
+        for channel in MuseChannel.sendingOrder where channel != .aux || preset.aux {
+          let row = channel.index * perPacket
+          packets.append(
+            (
+              Self.eeg(channel),
+              MusePacket.eeg(index: index, codes: UnsafeBufferPointer(rebasing: codes[row..<(row + perPacket)]))
+            )
+          )
         }
       }
       if skipsAux { auxSamplesOwed += perPacket }
-      var packets: [(CharacteristicAddress, [UInt8])] = []
-      packets.reserveCapacity(MuseChannel.sendingOrder.count)
-      for channel in MuseChannel.sendingOrder where channel != .aux || preset.aux {
-        let row = channel.index * perPacket
-        packets.append((Self.eeg(channel), MusePacket.eeg(index: index, codes: codes[row..<(row + perPacket)])))
-      }
-      return packets
     case .accelerometer, .gyroscope:
       let base = stream == .accelerometer ? 0 : 3
       // Each axis's source at the sample's time from its own time zero, in seconds.
-      let origins = (base..<(base + 3)).map { (session.start - motionOrigins[$0]).seconds }
-      let samples = (0..<Int(stream.perPacket)).map { sample -> (x: Int16, y: Int16, z: Int16) in
+      let origins = (
+        (session.start - motionOrigins[base]).seconds, (session.start - motionOrigins[base + 1]).seconds,
+        (session.start - motionOrigins[base + 2]).seconds
+      )
+      var samples: [(x: Int16, y: Int16, z: Int16)] = []
+      samples.reserveCapacity(Int(stream.perPacket))
+      for sample in 0..<Int(stream.perPacket) {
         let since = Double(first + sample) / Double(stream.rate)
         let (x, y, z) = (
-          motionValue(base, since + origins[0]), motionValue(base + 1, since + origins[1]),
-          motionValue(base + 2, since + origins[2])
+          motionValue(base, since + origins.0), motionValue(base + 1, since + origins.1),
+          motionValue(base + 2, since + origins.2)
         )
-        return stream == .accelerometer
-          ? (MusePacket.accelerationCode(x), MusePacket.accelerationCode(y), MusePacket.accelerationCode(z))
-          : (MusePacket.gyroCode(x), MusePacket.gyroCode(y), MusePacket.gyroCode(z))
+        samples.append(
+          stream == .accelerometer
+            ? (MusePacket.accelerationCode(x), MusePacket.accelerationCode(y), MusePacket.accelerationCode(z))
+            : (MusePacket.gyroCode(x), MusePacket.gyroCode(y), MusePacket.gyroCode(z)))
       }
-      return [
+      packets.append(
         (stream == .accelerometer ? Self.accelerometer : Self.gyroscope, MusePacket.imu(index: index, samples: samples))
-      ]
+      )
     case .ppg:
       let wave = (first..<(first + Int(stream.perPacket))).map { n in
         pulse.value(at: max(0, (time(n) - session.start).seconds)) ?? 0
@@ -549,19 +571,20 @@ public actor MuseHeadband: PeripheralModel {
       let ambient = [UInt32](repeating: 2_000, count: 6)
       let infrared = wave.map { UInt32(max(0, 200_000 + 20_000 * $0)) }
       let red = wave.map { UInt32(max(0, 150_000 + 15_000 * $0)) }
-      return zip(Self.ppg, [ambient, infrared, red]).map { ($0, MusePacket.ppg(index: index, codes: $1)) }
+      for (address, codes) in zip(Self.ppg, [ambient, infrared, red]) {
+        packets.append((address, MusePacket.ppg(index: index, codes: codes)))
+      }
     case .telemetry:
       settleBattery()
       let percent = batteryLevel * 100
       // A Li-ion cell from 3.3 V empty to 4.2 V full.
       let millivolts = 3300 + 900 * batteryLevel
-      return [
+      packets.append(
         (
           Self.telemetry,
           MusePacket.telemetry(
             index: index, batteryPercent: percent, fuelGaugeMillivolts: millivolts, temperature: 96)
-        )
-      ]
+        ))
     }
   }
 

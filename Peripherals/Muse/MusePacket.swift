@@ -25,24 +25,21 @@ public enum MusePacket {
   /// Characters of a control answer per notification.
   public static let controlCharactersPerPacket = 19
 
-  /// The 12-bit code of `microvolts`, rounded and held to 0…4095 (the rails).
+  /// The 12-bit code of `microvolts`, rounded (halves away from zero) and
+  /// held to 0…4095 (the rails).
+  ///
+  /// Without `rounded()`, a call into the C library, and without a branch
+  /// on the fraction, either way as likely for noise: adding a half away
+  /// from zero then truncating is exact for every value of the range but
+  /// the one just under a half (0.49999999999999994), which the sum rounds
+  /// up to 1.
   public static func eegCode(_ microvolts: Double) -> UInt16 {
-    guard microvolts.isFinite else { return microvolts > 0 ? 4095 : 0 }
-    let code = nearest(microvolts / microvoltsPerCode) + 2048
-    return UInt16(min(4095, max(0, code)))
-  }
-
-  /// `value.rounded()` (to nearest, halves away from zero) but for the sign
-  /// of a zero, without a call into the C library (1.5 % of a loopback
-  /// run's CPU, 1,024 codes a second): the fraction a conversion to an
-  /// integer leaves is exact.
-  static func nearest(_ value: Double) -> Double {
-    guard abs(value) < 0x1p52 else { return value.rounded() }
-    let whole = Double(Int64(value))
-    let fraction = value - whole
-    if fraction >= 0.5 { return whole + 1 }
-    if fraction <= -0.5 { return whole - 1 }
-    return whole
+    let steps = microvolts / microvoltsPerCode
+    // Beyond the rails (and ±∞); NaN fails both tests and reads as the low rail.
+    guard steps > -2049, steps < 2048 else { return steps > 0 ? 4095 : 0 }
+    let half = steps < 0 ? -0.5 : 0.5
+    let rounded = steps.magnitude < 0.5 ? 0 : Int(steps + half)
+    return UInt16(truncatingIfNeeded: min(4095, max(0, rounded + 2048)))
   }
 
   /// The microvolts a code stands for.
@@ -53,18 +50,20 @@ public enum MusePacket {
   /// One EEG channel's packet: `index` and twelve 12-bit codes.
   public static func eeg(index: UInt16, codes: some RandomAccessCollection<UInt16>) -> [UInt8] {
     precondition(codes.count == eegSamplesPerPacket, "an EEG packet holds 12 samples")
-    var bytes = [UInt8]()
-    bytes.reserveCapacity(length)
-    bytes.append(UInt8(index >> 8))
-    bytes.append(UInt8(index & 0xFF))
-    var next = codes.makeIterator()
-    while let first = next.next(), let second = next.next() {
-      let (a, b) = (first & 0x0FFF, second & 0x0FFF)
-      bytes.append(UInt8(a >> 4))
-      bytes.append(UInt8((a & 0x0F) << 4 | b >> 8))
-      bytes.append(UInt8(b & 0xFF))
+    return [UInt8](unsafeUninitializedCapacity: length) { bytes, count in
+      bytes[0] = UInt8(index >> 8)
+      bytes[1] = UInt8(index & 0xFF)
+      var at = 2
+      var next = codes.makeIterator()
+      while let first = next.next(), let second = next.next() {
+        let (a, b) = (first & 0x0FFF, second & 0x0FFF)
+        bytes[at] = UInt8(a >> 4)
+        bytes[at + 1] = UInt8((a & 0x0F) << 4 | b >> 8)
+        bytes[at + 2] = UInt8(b & 0xFF)
+        at += 3
+      }
+      count = length
     }
-    return bytes
   }
 
   /// The signed code of an acceleration in g, held to the 16-bit range.

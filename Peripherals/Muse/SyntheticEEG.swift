@@ -65,8 +65,8 @@ public struct SyntheticEEG: Sendable {
   private let scheduleSeed: UInt64
   private var index: UInt64 = 0
   private var pink = PinkFilter()
-  /// The second white-noise value of the last pair, for the odd sample after it.
-  private var spareWhite = 0.0
+  /// The background's white noise, a value per sample, in order.
+  private var white: GaussianStream
   private var alphaPhase = 0.0
   /// sin and cos of the alpha rhythm's phase, of its frequency's wander and
   /// of its waxing and waning, turned sample by sample (a sine per sample
@@ -81,6 +81,11 @@ public struct SyntheticEEG: Sendable {
   private let alphaStep: Phasor
   private var blinks: EventSchedule
   private var bursts: EventSchedule
+  /// This channel's share of the alpha rhythm, the blinks and the muscle
+  /// bursts (by where the electrode sits), worked out once.
+  private let alphaWeight: Double
+  private let blinkWeight: Double
+  private let muscleWeight: Double
 
   /// - Parameters:
   ///   - seed: this channel's background and rhythm.
@@ -90,9 +95,13 @@ public struct SyntheticEEG: Sendable {
     self.parameters = parameters
     self.seed = seed
     self.scheduleSeed = scheduleSeed
+    white = GaussianStream(seed: seed)
     blinks = EventSchedule(perMinute: parameters.blinksPerMinute, length: 0.3, seed: scheduleSeed)
     bursts = EventSchedule(perMinute: parameters.musclePerMinute, length: 1.0, seed: scheduleSeed ^ 0x5EED)
     alphaStep = Phasor(angle: 2 * .pi * parameters.alphaFrequency / Self.sampleRate)
+    alphaWeight = channel.isTemporal ? 1.0 : 0.6
+    blinkWeight = channel.isFrontal ? (channel == .af7 ? 1 : 0.9) * parameters.blinkAmplitude : 0
+    muscleWeight = (channel.isTemporal ? 1.0 : 0.3) * parameters.muscleAmplitude
   }
 
   /// One sample's turn of the wander (0.05 Hz) and of the waxing (0.2 Hz).
@@ -127,14 +136,7 @@ public struct SyntheticEEG: Sendable {
     let n = index
     index += 1
     let t = Double(n) / Self.sampleRate
-    // The background's white noise, two samples from each pair of draws.
-    let white: Double
-    if n % 2 == 0 {
-      (white, spareWhite) = SplitMix64.gaussianPair(seed: seed, index: n / 2)
-    } else {
-      white = spareWhite
-    }
-    let background = pink.next(white) * parameters.background
+    let background = pink.next(white.next()) * parameters.background
     let (blink, burst) = (events.blink, events.burst)
     guard conditions.onHead else {
       switch parameters.offHead {
@@ -143,9 +145,8 @@ public struct SyntheticEEG: Sendable {
       }
     }
     if channel == .aux { return background * 0.2 + line(t) }
-    let weight = channel.isTemporal ? 1.0 : 0.6
     let amplitude =
-      weight * (parameters.alphaOpen + (parameters.alphaClosed - parameters.alphaOpen) * conditions.eyesClosed)
+      alphaWeight * (parameters.alphaOpen + (parameters.alphaClosed - parameters.alphaOpen) * conditions.eyesClosed)
     let exact = n % UInt64(Self.sampleRate) == 0
     if exact || slowAt != n &- 1 {
       wander = Phasor(angle: 2 * .pi * 0.05 * t + Double(seed % 7))
@@ -170,12 +171,9 @@ public struct SyntheticEEG: Sendable {
     }
     let waxing = 1 + 0.3 * self.waxing.sin
     var value = background + amplitude * waxing * alpha.sin + line(t)
-    if channel.isFrontal, conditions.eyesClosed < 0.5 {
-      value += (channel == .af7 ? 1 : 0.9) * parameters.blinkAmplitude * blink
-    }
-    let muscleWeight = channel.isTemporal ? 1.0 : 0.3
+    if blink > 0, conditions.eyesClosed < 0.5 { value += blinkWeight * blink }
     if burst > 0 || conditions.muscle {
-      value += muscleWeight * parameters.muscleAmplitude * SplitMix64.gaussian(seed: seed ^ 0xA5A5, index: n)
+      value += muscleWeight * SplitMix64.gaussian(seed: seed ^ 0xA5A5, index: n)
     }
     return value
   }

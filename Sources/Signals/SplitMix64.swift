@@ -23,24 +23,11 @@ public struct SplitMix64: RandomNumberGenerator, Sendable, Hashable {
     Double(mix(seed &+ mix(index)) >> 11) / Double(1 << 53)
   }
 
-  /// Two independent standard normal values (both of Box–Muller's) that
-  /// depend only on `seed` and `index`: half the logarithms and square roots
-  /// of two calls of `gaussian`, for a generator that takes them in turn.
-  public static func gaussianPair(seed: UInt64, index: UInt64) -> (Double, Double) {
-    let (radius, angle) = polar(seed: seed, index: index)
-    return (radius * cos(angle), radius * sin(angle))
-  }
-
   /// A standard normal value (Box–Muller) that depends only on `seed` and `index`.
+  /// For values taken in order, `GaussianStream` costs a fifth as much.
   public static func gaussian(seed: UInt64, index: UInt64) -> Double {
-    let (radius, angle) = polar(seed: seed, index: index)
-    return radius * cos(angle)
-  }
-
-  /// Box–Muller's radius and angle for `index`, from its two uniform draws.
-  private static func polar(seed: UInt64, index: UInt64) -> (radius: Double, angle: Double) {
     let u1 = max(unit(seed: seed, index: index &* 2), Double.leastNonzeroMagnitude)
-    return ((-2 * log(u1)).squareRoot(), 2 * Double.pi * unit(seed: seed, index: index &* 2 &+ 1))
+    return (-2 * log(u1)).squareRoot() * cos(2 * Double.pi * unit(seed: seed, index: index &* 2 &+ 1))
   }
 }
 

@@ -35,6 +35,9 @@ struct MusePacketTests {
       values += [half * step, (half * step).nextUp, (half * step).nextDown]
     }
     values += [0, -0.0, 1e300, -1e300, .infinity, -.infinity, 0x1p52 * step, -0x1p53 * step]
+    // Just under a half a step, where adding a half rounds up to a whole one.
+    let underHalf = (0.5 as Double).nextDown
+    values += [underHalf * step, -underHalf * step, 0.5 * step, -0.5 * step]
     for value in values {
       let expected = UInt16(min(4095, max(0, (value / step).rounded() + 2048)))
       #expect(MusePacket.eegCode(value) == expected, "\(value) µV")
