@@ -1,5 +1,6 @@
 import GATT
 import Signals
+import Synchronization
 
 /// An emulated Muse EEG headband on the protocol muse-lsl and muse-js read
 /// (README.md): the Interaxon service `FE8D`, a control characteristic that
@@ -54,53 +55,22 @@ public actor MuseHeadband: PeripheralModel {
   private var host: (any PeripheralHost)?
   private var timeline: DeviceTimeline?
   private var connected: [CentralID] = []
-  private var generators: [SyntheticEEG]
-  /// Samples the AUX generator has not taken while AUX was neither sent nor recorded.
-  private var auxSamplesOwed = 0
-  /// A scenario's source per channel, in place of the synthetic EEG, and when it was set.
-  private var channelSources: [MuseChannel: (source: any SignalSource, origin: Duration)] = [:]
-  /// Accelerometer (g) then gyroscope (°/s), x, y, z, and when each was set.
-  private var motion: [any SignalSource]
-  private var motionOrigins = [Duration](repeating: .zero, count: 6)
-  private var pulse: any SignalSource
-  private var conditions = SyntheticEEG.Conditions()
-  /// The eyes' last change: when, from what, to what (they take a second).
-  private var eyesChange: (at: Duration, from: Double, to: Double) = (.zero, 0, 0)
-  private var session: Session?
-  private var generation = 0
+  /// The session, the signals, the preset and the battery: under a lock of
+  /// their own, so that the stream loop runs off the actor.
+  private nonisolated let state: Mutex<MuseStreamState>
   private var streamTask: Task<Void, Never>?
-  /// Ticks sending their packets now (`tick` awaits each send).
-  private var sendingTicks = 0
-  /// While a catch-up runs: when it gives up, and the ticks stop sending.
-  private var catchUpLimit: ContinuousClock.Instant?
   private var batteryTask: Task<Void, Never>?
-  private var battery: DrainingBattery
 
   /// The preset in force.
-  public private(set) var preset: MusePreset
+  public var preset: MusePreset { state.withLock { $0.preset } }
   /// Whether the headband is on (it switches off when its battery empties).
-  public private(set) var isPoweredOn: Bool
+  public var isPoweredOn: Bool { state.withLock { $0.isPoweredOn } }
   /// Commands understood so far, in order.
   public private(set) var commands: [MuseCommand] = []
   /// Streaming sessions started so far.
   public private(set) var sessionCount = 0
   /// EEG packet indexes sent per channel in the current session (sent or dropped for want of a subscriber).
-  public var eegPacketsTaken: Int { session?.taken[MuseStream.eeg.rawValue] ?? 0 }
-
-  /// What one streaming session has sent.
-  private struct Session {
-    var generation: Int
-    var start: Duration
-    /// Packets taken per stream, by `MuseStream.rawValue` (held in place:
-    /// a session is copied and written back each tick, and arrays made each
-    /// write a copy of their storage).
-    var taken = InlineArray<5, Int>(repeating: 0)
-    /// Packets whose sending has finished per stream (taken, then handed to the host).
-    var sent = InlineArray<5, Int>(repeating: 0)
-    /// Set by ``catchUp()``: nothing sampled after this (ns into the session) is sent.
-    var cutOff: Int64?
-    var telemetryIndex: UInt16 = 0
-  }
+  public var eegPacketsTaken: Int { state.withLock { $0.session?.taken[MuseStream.eeg.rawValue] ?? 0 } }
 
   /// - Parameters:
   ///   - configuration: identity, hardware, battery, the wearer.
@@ -118,17 +88,15 @@ public actor MuseHeadband: PeripheralModel {
   ) {
     precondition(acceleration.count == 3 && rotation.count == 3, "three axes each")
     self.configuration = configuration
-    generators = MuseChannel.allCases.map { channel in
+    let generators = MuseChannel.allCases.map { channel in
       SyntheticEEG(
         channel: channel, parameters: configuration.eeg, seed: SplitMix64.mix(seed &+ UInt64(channel.index) &+ 1),
         scheduleSeed: SplitMix64.mix(seed ^ 0xB1_1C))
     }
-    for (channel, source) in channels { channelSources[channel] = (source, .zero) }
-    motion = acceleration + rotation
-    self.pulse = pulse
-    preset = configuration.preset
-    battery = DrainingBattery(level: configuration.batteryLevel)
-    isPoweredOn = configuration.batteryLevel > 0
+    var state = MuseStreamState(
+      configuration: configuration, generators: generators, motion: acceleration + rotation, pulse: pulse)
+    for (channel, source) in channels { state.channelSources[channel] = (source, .zero) }
+    self.state = Mutex(state)
     advertisement = AdvertisementData(localName: configuration.name, serviceUUIDs: [Self.service])
     profile = Self.makeProfile(variant: configuration.variant)
   }
@@ -172,27 +140,31 @@ public actor MuseHeadband: PeripheralModel {
 
   /// Replaces what `channel` carries (µV); the source's time zero is now.
   public func setSource(_ source: any SignalSource, for channel: MuseChannel) {
-    channelSources[channel] = (source, timeline?.elapsed() ?? .zero)
+    let now = elapsed
+    state.withLock { $0.channelSources[channel] = (source, now) }
   }
 
   /// Replaces one motion axis: `axis` 0–2 acceleration x, y, z (g), 3–5 rotation x, y, z (°/s).
   public func setMotion(_ source: any SignalSource, axis: Int) {
-    guard motion.indices.contains(axis) else { return }
-    motion[axis] = source
-    motionOrigins[axis] = timeline?.elapsed() ?? .zero
+    let now = elapsed
+    state.withLock { state in
+      guard state.motion.indices.contains(axis) else { return }
+      state.motion[axis] = source
+      state.motionOrigins[axis] = now
+    }
   }
 
   /// Closes or opens the wearer's eyes; the change takes a second.
   public func setEyesClosed(_ closed: Bool) {
-    let now = timeline?.elapsed() ?? .zero
-    eyesChange = (now, eyesClosed(at: now), closed ? 1 : 0)
+    let now = elapsed
+    state.withLock { $0.eyesChange = (now, $0.eyesClosed(at: now), closed ? 1 : 0) }
   }
 
   /// Puts the headband on the head or takes it off (the electrodes lose contact).
-  public func setOnHead(_ onHead: Bool) { conditions.onHead = onHead }
+  public func setOnHead(_ onHead: Bool) { state.withLock { $0.conditions.onHead = onHead } }
 
   /// Starts or stops a burst of muscle activity (a clenched jaw).
-  public func setMuscle(_ tense: Bool) { conditions.muscle = tense }
+  public func setMuscle(_ tense: Bool) { state.withLock { $0.conditions.muscle = tense } }
 
   /// Sets the battery level (0…1); zero switches the headband off (it
   /// disconnects), a level above zero switches an off headband back on
@@ -202,12 +174,17 @@ public actor MuseHeadband: PeripheralModel {
       // What was sampled before it emptied goes out with the level it had then.
       await catchUp()
     }
-    settleBattery()
-    battery.level = min(1, max(0, level))
-    if battery.level <= 0 {
+    let now = elapsed
+    let (empty, switchesOn) = state.withLock { state in
+      state.settleBattery(at: now)
+      state.battery.level = min(1, max(0, level))
+      let switchesOn = state.battery.level > 0 && !state.isPoweredOn
+      if switchesOn { state.isPoweredOn = true }
+      return (state.battery.level <= 0, switchesOn)
+    }
+    if empty {
       await switchOff()
-    } else if !isPoweredOn {
-      isPoweredOn = true
+    } else if switchesOn {
       await host?.setAdvertisingEnabled(true)
     }
   }
@@ -224,9 +201,14 @@ public actor MuseHeadband: PeripheralModel {
   /// Switches off at once: what is not sent by now is lost.
   private func switchOff() async {
     // Another switch-off may have finished while a catch-up waited.
-    guard isPoweredOn else { return }
-    settleBattery()
-    isPoweredOn = false
+    let now = elapsed
+    let wasOn = state.withLock { state in
+      guard state.isPoweredOn else { return false }
+      state.settleBattery(at: now)
+      state.isPoweredOn = false
+      return true
+    }
+    guard wasOn else { return }
     endSession()
     if let host {
       // Off the air before the links go, so no central finds it in between.
@@ -239,15 +221,19 @@ public actor MuseHeadband: PeripheralModel {
 
   /// The battery level now, 0…1.
   public var batteryLevel: Double {
-    guard let timeline else { return battery.level }
-    return battery.level(at: timeline.elapsed(), perHour: drainRate)
+    guard let timeline else { return state.withLock { $0.battery.level } }
+    let now = timeline.elapsed()
+    return state.withLock { $0.batteryLevel(at: now) }
   }
 
   /// Whether a session is streaming.
-  public var isStreaming: Bool { session != nil }
+  public var isStreaming: Bool { state.withLock { $0.session != nil } }
 
   /// Whether the electrodes touch the skin.
-  public var isOnHead: Bool { conditions.onHead }
+  public var isOnHead: Bool { state.withLock { $0.conditions.onHead } }
+
+  /// Time on the timeline now (zero before hosting starts).
+  private var elapsed: Duration { timeline?.elapsed() ?? .zero }
 
   /// The centrals connected now.
   public var connectedCentrals: [CentralID] { connected }
@@ -257,7 +243,7 @@ public actor MuseHeadband: PeripheralModel {
   public func start(host: any PeripheralHost) async {
     self.host = host
     timeline = DeviceTimeline(host.clock)
-    battery.since = .zero
+    state.withLock { $0.battery.since = .zero }
     // An empty headband does not advertise.
     if !isPoweredOn { await host.setAdvertisingEnabled(false) }
   }
@@ -268,21 +254,30 @@ public actor MuseHeadband: PeripheralModel {
   /// host to take the last before AF7 goes (``tick(_:)``), and a busy host
   /// leaves them behind the timeline (2 s seen in a loaded lab).
   public func catchUp() async {
-    guard let timeline, let session else { return }
-    let generation = session.generation
-    let due = (timeline.elapsed() - session.start).nanoseconds
-    self.session?.cutOff = min(due, session.cutOff ?? .max)
+    guard let timeline, let host else { return }
+    let now = timeline.elapsed()
     let clock = ContinuousClock()
     let deadline = clock.now + Self.catchUpLimit
-    catchUpLimit = deadline
-    defer { catchUpLimit = nil }
-    while clock.now < deadline, let current = self.session, current.generation == generation {
-      let behind = streams.contains { current.sent[$0.rawValue] < $0.packetsDue(afterNanoseconds: due) }
+    let cut = state.withLock { state -> (generation: Int, due: Int64)? in
+      guard let session = state.session else { return nil }
+      let due = (now - session.start).nanoseconds
+      state.session?.cutOff = min(due, session.cutOff ?? .max)
+      state.catchUpLimit = deadline
+      return (session.generation, due)
+    }
+    guard let (generation, due) = cut else { return }
+    defer { state.withLock { $0.catchUpLimit = nil } }
+    while clock.now < deadline {
+      let (behind, sending) = state.withLock { state -> (Bool, Bool) in
+        guard let current = state.session, current.generation == generation else { return (false, false) }
+        let behind = state.streams.contains { current.sent[$0.rawValue] < $0.packetsDue(afterNanoseconds: due) }
+        return (behind, state.sendingTicks > 0)
+      }
       guard behind else { return }
-      if sendingTicks == 0 {
+      if !sending {
         // Nothing on its way: the tick due has not run yet (in the
         // loopback, one due at this very instant). Send from here.
-        _ = await tick(generation)
+        _ = await tick(generation, host: host, timeline: timeline)
       } else {
         // A tick the host holds back: it is on the wall clock.
         do { try await clock.sleep(for: .milliseconds(5)) } catch { return }
@@ -293,15 +288,6 @@ public actor MuseHeadband: PeripheralModel {
   /// How long ``catchUp()`` waits at most.
   static let catchUpLimit: Duration = .seconds(15)
 
-  /// The streams this headband sends: PPG only on a variant with it, in a preset that has it on.
-  private var streams: [MuseStream] {
-    configuration.variant.hasPPG && preset.ppg ? Self.everyStream : Self.streamsButPPG
-  }
-
-  /// The two lists ``streams`` returns, made once (a tick asks for one).
-  private static let everyStream = MuseStream.allCases
-  private static let streamsButPPG = MuseStream.allCases.filter { $0 != .ppg }
-
   public func stop() async {
     endSession()
     batteryTask?.cancel()
@@ -309,9 +295,14 @@ public actor MuseHeadband: PeripheralModel {
   }
 
   public func centralConnected(_ central: CentralID) async {
-    settleBattery()
+    let now = elapsed
+    let poweredOn = state.withLock { state in
+      state.settleBattery(at: now)
+      state.hasCentrals = true
+      return state.isPoweredOn
+    }
     connected.append(central)
-    guard isPoweredOn else {
+    guard poweredOn else {
       // An empty headband does not stay connected.
       if let host { Task(executorPreference: Task.currentExecutorPreference) { await host.disconnect(central) } }
       return
@@ -326,7 +317,9 @@ public actor MuseHeadband: PeripheralModel {
   public func centralDisconnected(_ central: CentralID, reason: DisconnectReason) async {
     settleBattery()
     connected.removeAll { $0 == central }
-    if connected.isEmpty {
+    let alone = connected.isEmpty
+    state.withLock { $0.hasCentrals = !alone }
+    if alone {
       endSession()
       batteryTask?.cancel()
       batteryTask = nil
@@ -380,7 +373,7 @@ public actor MuseHeadband: PeripheralModel {
       await answer(Self.ok)
     case .resume:
       host?.firmwareEvent("start-streaming", detail: "preset p\(preset.number)")
-      if session == nil { startSession() }
+      if !isStreaming { startSession() }
       await answer(Self.ok)
     case .keepAlive:
       host?.firmwareEvent("keep-alive", detail: "")
@@ -389,12 +382,12 @@ public actor MuseHeadband: PeripheralModel {
       host?.firmwareEvent("reset", detail: "")
       settleBattery()
       endSession()
-      preset = configuration.preset
+      state.withLock { $0.preset = configuration.preset }
       await answer(Self.ok)
     case .preset(let name):
       if let chosen = MusePreset.named(name) {
         host?.firmwareEvent("preset", detail: name)
-        preset = chosen
+        state.withLock { $0.preset = chosen }
         await answer(Self.ok)
       } else {
         host?.firmwareEvent("unknown-command", detail: name)
@@ -413,196 +406,73 @@ public actor MuseHeadband: PeripheralModel {
   // MARK: - Streaming
 
   private func startSession() {
-    guard let timeline else { return }
-    settleBattery()
-    generation += 1
+    guard let timeline, let host else { return }
     sessionCount += 1
-    session = Session(generation: generation, start: timeline.elapsed())
-    let generation = self.generation
+    let now = timeline.elapsed()
+    let generation = state.withLock { state in
+      state.settleBattery(at: now)
+      state.generation += 1
+      state.session = MuseStreamState.Session(generation: state.generation, start: now)
+      return state.generation
+    }
     streamTask = Task(executorPreference: Task.currentExecutorPreference) {
-      await timeline.repeatedly(from: timeline.elapsed()) { await self.tick(generation) }
+      await timeline.repeatedly(from: now) { await self.tick(generation, host: host, timeline: timeline) }
     }
   }
 
   private func endSession() {
-    session = nil
+    state.withLock { $0.session = nil }
     streamTask?.cancel()
     streamTask = nil
   }
 
-  /// Sends every packet due by now and returns when the next one is due
-  /// (on the device timeline); `nil` when this session is over.
-  private func tick(_ generation: Int) async -> Duration? {
-    guard var session, session.generation == generation, let timeline else { return nil }
-    let elapsed = min((timeline.elapsed() - session.start).nanoseconds, session.cutOff ?? .max)
+  /// Sends every packet of session `generation` due by now and returns when
+  /// the next one is due (on the device timeline); `nil` when that session
+  /// is over. Off the actor: the packets are made under the state's lock,
+  /// and sent after it is released.
+  private nonisolated(nonsending) func tick(_ generation: Int, host: any PeripheralHost, timeline: DeviceTimeline)
+    async -> Duration?
+  {
+    let now = timeline.elapsed()
     var packets: [(CharacteristicAddress, [UInt8])] = []
     packets.reserveCapacity(8)
-    var next = Int64.max
-    let streams = self.streams
-    for stream in streams {
-      let due = stream.packetsDue(afterNanoseconds: elapsed)
-      while session.taken[stream.rawValue] < due {
-        let k = session.taken[stream.rawValue]
-        self.packets(stream, number: k, session: &session, into: &packets)
-        session.taken[stream.rawValue] = k + 1
-      }
-      next = min(next, stream.deadline(ofPacket: session.taken[stream.rawValue]))
+    let taken = state.withLock { state -> (next: Duration, taken: InlineArray<5, Int>)? in
+      guard let next = state.takePacketsDue(generation, at: now, into: &packets), let session = state.session
+      else { return nil }
+      state.sendingTicks += 1
+      return (next, session.taken)
     }
-    self.session = session
-    sendingTicks += 1
-    defer { sendingTicks -= 1 }
-    let host = self.host
+    guard let (next, taken) = taken else { return nil }
+    defer { state.withLock { $0.sendingTicks -= 1 } }
     // A host that delivers in order needs no wait between them.
-    let inOrder = host?.deliversInOrder ?? true
+    let inOrder = host.deliversInOrder
     let af7 = Self.eeg(.af7)
     for (address, bytes) in packets {
       // muse-lsl files a set of EEG packets when AF7, sent last, arrives: the
       // other four must be taken before it, and it before the next set's.
-      if !inOrder, address == af7 { await host?.notificationsTaken() }
-      if host?.notifyAtOnceOrDrop(bytes, characteristic: address) == false { await send(bytes, to: address) }
-      if !inOrder, address == af7 { await host?.notificationsTaken() }
-      guard self.session?.generation == generation else { return nil }
-      // A catch-up that gave up: silence or a switch-off comes next.
-      if let limit = catchUpLimit, ContinuousClock.now >= limit { return nil }
-    }
-    let taken = session.taken
-    if var current = self.session {
-      for stream in taken.indices { current.sent[stream] = max(current.sent[stream], taken[stream]) }
-      self.session = current
+      if !inOrder, address == af7 { await host.notificationsTaken() }
+      if !host.notifyAtOnceOrDrop(bytes, characteristic: address) { await Self.send(bytes, to: address, on: host) }
+      if !inOrder, address == af7 { await host.notificationsTaken() }
+      let goesOn = state.withLock { state in
+        // A catch-up that gave up: silence or a switch-off comes next.
+        state.session?.generation == generation && (state.catchUpLimit.map { ContinuousClock.now < $0 } ?? true)
+      }
+      guard goesOn else { return nil }
     }
     // Cut off (``catchUp()``): once all before the cut-off is taken, nothing more.
-    if let cutOff = session.cutOff,
-      streams.allSatisfy({ taken[$0.rawValue] >= $0.packetsDue(afterNanoseconds: cutOff) })
-    {
-      return nil
-    }
-    return session.start + .nanoseconds(next)
-  }
-
-  /// Packet `k` of `stream`, its samples taken now, appended to `packets`
-  /// (one per EEG channel sent).
-  private func packets(
-    _ stream: MuseStream, number k: Int, session: inout Session, into packets: inout [(CharacteristicAddress, [UInt8])]
-  ) {
-    let index = UInt16(truncatingIfNeeded: k)
-    let first = k * Int(stream.perPacket)
-    /// Sample `n`'s time (of the whole session, from 0).
-    func time(_ n: Int) -> Duration { session.start + .nanoseconds(Int64(n) * 1_000_000_000 / stream.rate) }
-    switch stream {
-    case .eeg:
-      let perPacket = MusePacket.eegSamplesPerPacket
-      var now = conditions
-      // Taken out for the loop, so that each sample is not an access to the actor's storage.
-      var generators: [SyntheticEEG] = []
-      swap(&generators, &self.generators)
-      defer { swap(&generators, &self.generators) }
-      // An AUX that is not sent and carries no recording is not sampled
-      // until it is (its samples do not depend on the conditions, so
-      // catching up gives the same ones).
-      let aux = MuseChannel.aux.index
-      let skipsAux = !preset.aux && channelSources[.aux] == nil
-      if !skipsAux {
-        for _ in 0..<auxSamplesOwed { _ = generators[aux].next(now) }
-        auxSamplesOwed = 0
-      }
-      // The eyes' value is the same for every sample but while they move,
-      // and only a recording needs the sample's time otherwise.
-      let timed = eyesChange.from != eyesChange.to || !channelSources.isEmpty
-      let channels = generators.count
-      // Each channel's twelve codes in a row, channel by channel.
-      withUnsafeTemporaryAllocation(of: UInt16.self, capacity: channels * perPacket) { codes in
-        codes.initialize(repeating: 0)
-        generators.withUnsafeMutableBufferPointer { generators in
-          for sample in 0..<perPacket {
-            let time = timed ? time(first + sample) : .zero
-            now.eyesClosed = timed ? eyesClosed(at: time) : eyesChange.from
-            // Every channel's schedule of blinks and bursts is the headband's: taken once.
-            let events = generators[0].nextEvents()
-            for channel in 0..<channels where !(skipsAux && channel == aux) {
-              // The synthetic EEG runs on under a recording, so the channels stay in step.
-              var value = generators[channel].next(now, events: events)
-              if !channelSources.isEmpty, let (source, origin) = channelSources[generators[channel].channel] {
-                var copy = source
-                value = copy.value(at: max(0, (time - origin).seconds)) ?? value
-                channelSources[generators[channel].channel] = (copy, origin)
-              }
-              codes[channel * perPacket + sample] = MusePacket.eegCode(value)
-            }
-          }
-        }
-        for channel in MuseChannel.sendingOrder where channel != .aux || preset.aux {
-          let row = channel.index * perPacket
-          packets.append(
-            (
-              Self.eeg(channel),
-              MusePacket.eeg(index: index, codes: UnsafeBufferPointer(rebasing: codes[row..<(row + perPacket)]))
-            )
-          )
-        }
-      }
-      if skipsAux { auxSamplesOwed += perPacket }
-    case .accelerometer, .gyroscope:
-      let base = stream == .accelerometer ? 0 : 3
-      // Each axis's source at the sample's time from its own time zero, in seconds.
-      let origins = (
-        (session.start - motionOrigins[base]).seconds, (session.start - motionOrigins[base + 1]).seconds,
-        (session.start - motionOrigins[base + 2]).seconds
-      )
-      var samples: [(x: Int16, y: Int16, z: Int16)] = []
-      samples.reserveCapacity(Int(stream.perPacket))
-      for sample in 0..<Int(stream.perPacket) {
-        let since = Double(first + sample) / Double(stream.rate)
-        let (x, y, z) = (
-          motionValue(base, since + origins.0), motionValue(base + 1, since + origins.1),
-          motionValue(base + 2, since + origins.2)
-        )
-        samples.append(
-          stream == .accelerometer
-            ? (MusePacket.accelerationCode(x), MusePacket.accelerationCode(y), MusePacket.accelerationCode(z))
-            : (MusePacket.gyroCode(x), MusePacket.gyroCode(y), MusePacket.gyroCode(z)))
-      }
-      packets.append(
-        (stream == .accelerometer ? Self.accelerometer : Self.gyroscope, MusePacket.imu(index: index, samples: samples))
-      )
-    case .ppg:
-      let wave = (first..<(first + Int(stream.perPacket))).map { n in
-        pulse.value(at: max(0, (time(n) - session.start).seconds)) ?? 0
-      }
-      let ambient = [UInt32](repeating: 2_000, count: 6)
-      let infrared = wave.map { UInt32(max(0, 200_000 + 20_000 * $0)) }
-      let red = wave.map { UInt32(max(0, 150_000 + 15_000 * $0)) }
-      for (address, codes) in zip(Self.ppg, [ambient, infrared, red]) {
-        packets.append((address, MusePacket.ppg(index: index, codes: codes)))
-      }
-    case .telemetry:
-      settleBattery()
-      let percent = batteryLevel * 100
-      // A Li-ion cell from 3.3 V empty to 4.2 V full.
-      let millivolts = 3300 + 900 * batteryLevel
-      packets.append(
-        (
-          Self.telemetry,
-          MusePacket.telemetry(
-            index: index, batteryPercent: percent, fuelGaugeMillivolts: millivolts, temperature: 96)
-        ))
-    }
-  }
-
-  /// Motion `axis`'s value `seconds` after its source was set.
-  private func motionValue(_ axis: Int, _ seconds: Double) -> Double {
-    motion[axis].value(at: max(0, seconds)) ?? 0
-  }
-
-  /// How closed the eyes are at `time`: they move from the last change's
-  /// value to its target over a second.
-  private func eyesClosed(at time: Duration) -> Double {
-    let progress = min(1, max(0, (time - eyesChange.at).seconds))
-    return eyesChange.from + (eyesChange.to - eyesChange.from) * progress
+    let over = state.withLock { $0.finishSending(generation, taken: taken) }
+    return over ? nil : next
   }
 
   /// Notifies subscribed centrals; a value nobody listens to is dropped, as on air.
   private func send(_ bytes: [UInt8], to address: CharacteristicAddress) async {
     guard let host else { return }
+    await Self.send(bytes, to: address, on: host)
+  }
+
+  private nonisolated static func send(_ bytes: [UInt8], to address: CharacteristicAddress, on host: any PeripheralHost)
+    async
+  {
     do {
       try await host.notify(bytes, characteristic: address)
     } catch {
@@ -612,19 +482,14 @@ public actor MuseHeadband: PeripheralModel {
 
   // MARK: - Battery
 
-  private var drainRate: Double {
-    guard isPoweredOn, !connected.isEmpty else { return 0 }
-    return session != nil ? configuration.batteryDrainPerHour : configuration.batteryDrainPerHour / 4
-  }
-
   /// Applies the drain since the last update at the rate of the state it was in.
   private func settleBattery() {
-    guard let timeline else { return }
-    battery.settle(at: timeline.elapsed(), perHour: drainRate)
+    let now = elapsed
+    state.withLock { $0.settleBattery(at: now) }
   }
 
   private func batteryTick() async {
     settleBattery()
-    if battery.level <= 0 { await powerOff() }
+    if state.withLock({ $0.battery.level <= 0 }) { await powerOff() }
   }
 }

@@ -77,8 +77,13 @@ public struct SyntheticEEG: Sendable {
   private var waxing = Phasor()
   /// The sample `wander` and `waxing` stand at (they are set exactly after a gap).
   private var slowAt: UInt64?
-  /// One sample's turn of the alpha rhythm at its mean frequency.
+  /// One sample's turn of the alpha rhythm at its mean frequency, as a
+  /// phasor and as an angle.
   private let alphaStep: Phasor
+  private let alphaAngle: Double
+  /// Whether this is the AUX channel (asked per sample: a stored answer,
+  /// where comparing the channel is a call).
+  private let isAux: Bool
   private var blinks: EventSchedule
   private var bursts: EventSchedule
   /// This channel's share of the alpha rhythm, the blinks and the muscle
@@ -98,7 +103,9 @@ public struct SyntheticEEG: Sendable {
     white = GaussianStream(seed: seed)
     blinks = EventSchedule(perMinute: parameters.blinksPerMinute, length: 0.3, seed: scheduleSeed)
     bursts = EventSchedule(perMinute: parameters.musclePerMinute, length: 1.0, seed: scheduleSeed ^ 0x5EED)
-    alphaStep = Phasor(angle: 2 * .pi * parameters.alphaFrequency / Self.sampleRate)
+    alphaAngle = 2 * .pi * parameters.alphaFrequency / Self.sampleRate
+    alphaStep = Phasor(angle: alphaAngle)
+    isAux = channel == .aux
     alphaWeight = channel.isTemporal ? 1.0 : 0.6
     blinkWeight = channel.isFrontal ? (channel == .af7 ? 1 : 0.9) * parameters.blinkAmplitude : 0
     muscleWeight = (channel.isTemporal ? 1.0 : 0.3) * parameters.muscleAmplitude
@@ -107,6 +114,8 @@ public struct SyntheticEEG: Sendable {
   /// One sample's turn of the wander (0.05 Hz) and of the waxing (0.2 Hz).
   private static let wanderStep = Phasor(angle: 2 * .pi * 0.05 / sampleRate)
   private static let waxingStep = Phasor(angle: 2 * .pi * 0.2 / sampleRate)
+  /// One sample's turn of the alpha rhythm per unit of the wander (±0.3 Hz at its extremes).
+  private static let wanderAngle = 2 * .pi * 0.3 / sampleRate
 
   /// Where the next sample stands in the headband's blinks and muscle
   /// bursts: each 0 outside one, 0…1…0 over it.
@@ -144,7 +153,7 @@ public struct SyntheticEEG: Sendable {
       case .flat: return 0
       }
     }
-    if channel == .aux { return background * 0.2 + line(t) }
+    if isAux { return background * 0.2 + line(t) }
     let amplitude =
       alphaWeight * (parameters.alphaOpen + (parameters.alphaClosed - parameters.alphaOpen) * conditions.eyesClosed)
     let exact = n % UInt64(Self.sampleRate) == 0
@@ -156,18 +165,21 @@ public struct SyntheticEEG: Sendable {
       waxing.turn(by: Self.waxingStep)
     }
     slowAt = n
-    // The alpha frequency wanders slowly within ±0.3 Hz.
-    alphaPhase += 2 * .pi * (parameters.alphaFrequency + 0.3 * wander.sin) / Self.sampleRate
+    // The alpha frequency wanders slowly within ±0.3 Hz: this sample's
+    // turn is the mean frequency's and the wander's small angle x.
+    let x = Self.wanderAngle * wander.sin
+    alphaPhase += alphaAngle + x
     if alphaPhase > 2 * .pi { alphaPhase -= 2 * .pi }
     if exact {
       alpha = Phasor(angle: alphaPhase)
     } else {
-      // This sample's turn: the mean frequency's, then the wander's small angle x
-      // (|x| < 0.008 rad, where the series below are exact to 1e-18).
-      let x = 2 * .pi * 0.3 * wander.sin / Self.sampleRate
+      // |x| < 0.008 rad, where the series below are exact to 1e-18 (the
+      // factorials' inverses multiplied: a division each was most of the turn).
       let x2 = x * x
       alpha.turn(by: alphaStep)
-      alpha.turn(by: Phasor(cos: 1 - x2 / 2 + x2 * x2 / 24, sin: x * (1 - x2 / 6 + x2 * x2 / 120)))
+      alpha.turn(
+        by: Phasor(
+          cos: 1 - x2 * 0.5 + x2 * x2 * Self.inverse24, sin: x * (1 - x2 * Self.inverse6 + x2 * x2 * Self.inverse120)))
     }
     let waxing = 1 + 0.3 * self.waxing.sin
     var value = background + amplitude * waxing * alpha.sin + line(t)
@@ -177,6 +189,8 @@ public struct SyntheticEEG: Sendable {
     }
     return value
   }
+
+  private static let (inverse6, inverse24, inverse120) = (1.0 / 6, 1.0 / 24, 1.0 / 120)
 
   private func line(_ t: Double) -> Double {
     parameters.lineNoise == 0 ? 0 : parameters.lineNoise * sin(2 * .pi * parameters.lineFrequency * t)

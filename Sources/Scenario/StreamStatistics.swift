@@ -52,6 +52,12 @@ public struct StreamStatistics: Hashable, Sendable {
     if untilKept == 0 { keep(Point(time: time, value: value)) }
   }
 
+  /// Adds `values`, `values[i]` at `time(i)`, as `add(_:at:)` each in turn
+  /// (one access to the statistics for a packet's worth).
+  public mutating func add(_ values: [Double], at time: (Int) -> Double) {
+    for (i, value) in values.enumerated() { add(value, at: time(i)) }
+  }
+
   private mutating func keep(_ point: Point) {
     untilKept = seriesStride
     if series.count == Self.seriesCapacity {

@@ -15,8 +15,7 @@ struct StreamTable {
   mutating func add(
     _ values: [Double], at time: (Int) -> Double, stream: String, device: String
   ) {
-    let entry = index(of: stream, device: device)
-    for (i, value) in values.enumerated() { entries[entry].statistics.add(value, at: time(i)) }
+    entries[index(of: stream, device: device)].statistics.add(values, at: time)
   }
 
   private mutating func index(of stream: String, device: String) -> Int {

@@ -52,13 +52,10 @@ public struct BandPowers: Hashable, Sendable, Codable {
       frontalAsymmetry: asymmetry, blink: blink)
   }
 
-  /// The Hann window (256 values), then cos and sin of 2π·k/256 for k < 128
-  /// (the transform's twiddle factors), in one array.
-  private static let tables: [Double] = {
-    let angle = { (k: Int) -> Double in 2 * Double.pi * Double(k) / 256 }
-    let hann = (0..<256).map { 0.5 - 0.5 * cos(angle($0)) }
-    return hann + (0..<128).map { cos(angle($0)) } + (0..<128).map { sin(angle($0)) }
-  }()
+  private static let hann = (0..<256).map { 0.5 - 0.5 * cos(2 * Double.pi * Double($0) / 256) }
+  /// cos and sin of 2π·k/256, the transform's twiddle factors.
+  private static let cosines = (0..<128).map { cos(2 * Double.pi * Double($0) / 256) }
+  private static let sines = (0..<128).map { sin(2 * Double.pi * Double($0) / 256) }
   /// Where each sample goes before the transform's first stage: its index with the 8 bits reversed.
   private static let bitReversed = (0..<256).map { n in (0..<8).reduce(0) { $0 << 1 | (n >> $1 & 1) } }
 
@@ -69,37 +66,31 @@ public struct BandPowers: Hashable, Sendable, Codable {
   private static func spectrum(_ samples: [Double]) -> [Double] {
     guard samples.count == 256 else { return [Double](repeating: 0, count: 45) }
     let mean = samples.reduce(0, +) / 256
-    // Through plain pointers: every index below is in range by
-    // construction, and checking each was a third of the transform's time.
+    let (hann, cosines, sines, bitReversed) = (Self.hann, Self.cosines, Self.sines, Self.bitReversed)
     return withUnsafeTemporaryAllocation(of: Double.self, capacity: 512) { buffer in
-      Self.tables.withUnsafeBufferPointer { tables in
-        Self.bitReversed.withUnsafeBufferPointer { bitReversed in
-          let (re, im) = (buffer.baseAddress!, buffer.baseAddress! + 256)
-          let (hann, cosines, sines) = (tables.baseAddress!, tables.baseAddress! + 256, tables.baseAddress! + 384)
-          im.initialize(repeating: 0, count: 256)
-          for n in 0..<256 { re[bitReversed[n]] = (samples[n] - mean) * hann[n] }
-          var half = 1
-          while half < 256 {
-            // Butterflies of blocks of 2·half; twiddle k·(128/half) for the k-th pair.
-            let step = 128 / half
-            let pairs = half == 128 ? 45 : half
-            for block in stride(from: 0, to: 256, by: 2 * half) {
-              for k in 0..<pairs {
-                let (c, s) = (cosines[k * step], -sines[k * step])
-                let (top, bottom) = (block + k, block + k + half)
-                let (r, i) = (re[bottom] * c - im[bottom] * s, re[bottom] * s + im[bottom] * c)
-                (re[bottom], im[bottom]) = (re[top] - r, im[top] - i)
-                (re[top], im[top]) = (re[top] + r, im[top] + i)
-              }
-            }
-            half *= 2
-          }
-          return (0...44).map { f in
-            // The Hann window halves the amplitude: |X| = A · N / 4.
-            let amplitude = 4 * (re[f] * re[f] + im[f] * im[f]).squareRoot() / 256
-            return amplitude * amplitude / 2
+      let (re, im) = (buffer.baseAddress!, buffer.baseAddress! + 256)
+      im.initialize(repeating: 0, count: 256)
+      for n in 0..<256 { re[bitReversed[n]] = (samples[n] - mean) * hann[n] }
+      var half = 1
+      while half < 256 {
+        // Butterflies of blocks of 2·half; twiddle k·(128/half) for the k-th pair.
+        let step = 128 / half
+        let pairs = half == 128 ? 45 : half
+        for block in stride(from: 0, to: 256, by: 2 * half) {
+          for k in 0..<pairs {
+            let (c, s) = (cosines[k * step], -sines[k * step])
+            let (top, bottom) = (block + k, block + k + half)
+            let (r, i) = (re[bottom] * c - im[bottom] * s, re[bottom] * s + im[bottom] * c)
+            (re[bottom], im[bottom]) = (re[top] - r, im[top] - i)
+            (re[top], im[top]) = (re[top] + r, im[top] + i)
           }
         }
+        half *= 2
+      }
+      return (0...44).map { f in
+        // The Hann window halves the amplitude: |X| = A · N / 4.
+        let amplitude = 4 * (re[f] * re[f] + im[f] * im[f]).squareRoot() / 256
+        return amplitude * amplitude / 2
       }
     }
   }
