@@ -268,17 +268,16 @@ public actor MuseHeadband: PeripheralModel {
     guard let (generation, due) = cut else { return }
     defer { state.withLock { $0.catchUpLimit = nil } }
     while clock.now < deadline {
-      let (behind, sending) = state.withLock { state -> (Bool, Bool) in
-        guard let current = state.session, current.generation == generation else { return (false, false) }
-        let behind = state.streams.contains { current.sent[$0.rawValue] < $0.packetsDue(afterNanoseconds: due) }
-        return (behind, state.sendingTicks > 0)
+      let behind = state.withLock { state in
+        guard let current = state.session, current.generation == generation else { return false }
+        return state.streams.contains { current.sent[$0.rawValue] < $0.packetsDue(afterNanoseconds: due) }
       }
       guard behind else { return }
-      if !sending {
-        // Nothing on its way: the tick due has not run yet (in the
-        // loopback, one due at this very instant). Send from here.
-        _ = await tick(generation, host: host, timeline: timeline)
-      } else {
+      // Send from here only if nothing is on its way (the tick due has not
+      // run yet: in the loopback, one due at this very instant), decided
+      // under the same lock as the take, as the stream loop's tick may run
+      // at once on another thread.
+      if case .busy = await sendDue(generation, host: host, timeline: timeline, unlessSending: true) {
         // A tick the host holds back: it is on the wall clock.
         do { try await clock.sleep(for: .milliseconds(5)) } catch { return }
       }
@@ -433,35 +432,62 @@ public actor MuseHeadband: PeripheralModel {
   private nonisolated(nonsending) func tick(_ generation: Int, host: any PeripheralHost, timeline: DeviceTimeline)
     async -> Duration?
   {
+    switch await sendDue(generation, host: host, timeline: timeline, unlessSending: false) {
+    case .next(let next): next
+    case .over, .busy: nil
+    }
+  }
+
+  /// What ``sendDue(_:host:timeline:unlessSending:)`` did.
+  private enum Sending {
+    /// It sent what was due; the next packet is due then.
+    case next(Duration)
+    /// The session is over (ended, or cut off and all sent).
+    case over
+    /// Another tick was sending, and it was asked to take nothing then.
+    case busy
+  }
+
+  /// A tick's work: takes every packet of session `generation` due by now
+  /// under the state's lock (nothing if `unlessSending` and another tick is
+  /// sending: decided in the same lock), then sends them.
+  private nonisolated(nonsending) func sendDue(
+    _ generation: Int, host: any PeripheralHost, timeline: DeviceTimeline, unlessSending: Bool
+  ) async -> Sending {
     let now = timeline.elapsed()
     var packets: [(CharacteristicAddress, [UInt8])] = []
     packets.reserveCapacity(8)
-    let taken = state.withLock { state -> (next: Duration, taken: InlineArray<5, Int>)? in
+    var taken = InlineArray<5, Int>(repeating: 0)
+    let outcome = state.withLock { state -> Sending in
+      if unlessSending, state.sendingTicks > 0 { return .busy }
       guard let next = state.takePacketsDue(generation, at: now, into: &packets), let session = state.session
-      else { return nil }
+      else { return .over }
       state.sendingTicks += 1
-      return (next, session.taken)
+      taken = session.taken
+      return .next(next)
     }
-    guard let (next, taken) = taken else { return nil }
+    guard case .next = outcome else { return outcome }
     defer { state.withLock { $0.sendingTicks -= 1 } }
     // A host that delivers in order needs no wait between them.
     let inOrder = host.deliversInOrder
     let af7 = Self.eeg(.af7)
     for (address, bytes) in packets {
+      // Before each packet: a halt or a switch-off may come in on the actor
+      // while the tick runs (over BlueZ, on another thread), and a
+      // catch-up that gave up means silence or a switch-off next.
+      let goesOn = state.withLock { state in
+        state.session?.generation == generation && (state.catchUpLimit.map { ContinuousClock.now < $0 } ?? true)
+      }
+      guard goesOn else { return .over }
       // muse-lsl files a set of EEG packets when AF7, sent last, arrives: the
       // other four must be taken before it, and it before the next set's.
       if !inOrder, address == af7 { await host.notificationsTaken() }
       if !host.notifyAtOnceOrDrop(bytes, characteristic: address) { await Self.send(bytes, to: address, on: host) }
       if !inOrder, address == af7 { await host.notificationsTaken() }
-      let goesOn = state.withLock { state in
-        // A catch-up that gave up: silence or a switch-off comes next.
-        state.session?.generation == generation && (state.catchUpLimit.map { ContinuousClock.now < $0 } ?? true)
-      }
-      guard goesOn else { return nil }
     }
     // Cut off (``catchUp()``): once all before the cut-off is taken, nothing more.
     let over = state.withLock { $0.finishSending(generation, taken: taken) }
-    return over ? nil : next
+    return over ? .over : outcome
   }
 
   /// Notifies subscribed centrals; a value nobody listens to is dropped, as on air.
@@ -489,7 +515,11 @@ public actor MuseHeadband: PeripheralModel {
   }
 
   private func batteryTick() async {
-    settleBattery()
-    if state.withLock({ $0.battery.level <= 0 }) { await powerOff() }
+    let now = elapsed
+    let empty = state.withLock { state in
+      state.settleBattery(at: now)
+      return state.battery.level <= 0
+    }
+    if empty { await powerOff() }
   }
 }

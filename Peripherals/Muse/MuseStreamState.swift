@@ -244,10 +244,12 @@ struct MuseStreamState: Sendable {
   }
 
   /// The level at `now`, 0…1.
-  func batteryLevel(at now: Duration) -> Double { battery.level(at: now, perHour: drainRate) }
+  func batteryLevel(at now: Duration) -> Double { battery.level(at: max(now, battery.since), perHour: drainRate) }
 
-  /// Applies the drain up to `now` at the rate of the state it was in.
+  /// Applies the drain up to `now` at the rate of the state it was in. A
+  /// time before the last settling (a tick that read the clock before an
+  /// actor method settled, on another thread) settles nothing.
   mutating func settleBattery(at now: Duration) {
-    battery.settle(at: now, perHour: drainRate)
+    battery.settle(at: max(now, battery.since), perHour: drainRate)
   }
 }

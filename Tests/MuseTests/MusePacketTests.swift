@@ -38,6 +38,8 @@ struct MusePacketTests {
     // Just under a half a step, where adding a half rounds up to a whole one.
     let underHalf = (0.5 as Double).nextDown
     values += [underHalf * step, -underHalf * step, 0.5 * step, -0.5 * step]
+    // Not a number reads as the low rail.
+    #expect(MusePacket.eegCode(.nan) == 0)
     for value in values {
       let expected = UInt16(min(4095, max(0, (value / step).rounded() + 2048)))
       #expect(MusePacket.eegCode(value) == expected, "\(value) µV")
