@@ -54,7 +54,6 @@ public actor MuseHeadband: PeripheralModel {
 
   private var host: (any PeripheralHost)?
   private var timeline: DeviceTimeline?
-  private var connected: [CentralID] = []
   /// The session, the signals, the preset and the battery: under a lock of
   /// their own, so that the stream loop runs off the actor.
   private nonisolated let state: Mutex<MuseStreamState>
@@ -68,7 +67,7 @@ public actor MuseHeadband: PeripheralModel {
   /// Commands understood so far, in order.
   public private(set) var commands: [MuseCommand] = []
   /// Streaming sessions started so far.
-  public private(set) var sessionCount = 0
+  public var sessionCount: Int { state.withLock { $0.generation } }
   /// EEG packet indexes sent per channel in the current session (sent or dropped for want of a subscriber).
   public var eegPacketsTaken: Int { state.withLock { $0.session?.taken[MuseStream.eeg.rawValue] ?? 0 } }
 
@@ -213,7 +212,7 @@ public actor MuseHeadband: PeripheralModel {
     if let host {
       // Off the air before the links go, so no central finds it in between.
       await host.setAdvertisingEnabled(false)
-      for central in connected { await host.disconnect(central) }
+      for central in state.withLock({ $0.connected }) { await host.disconnect(central) }
     }
   }
 
@@ -236,7 +235,7 @@ public actor MuseHeadband: PeripheralModel {
   private var elapsed: Duration { timeline?.elapsed() ?? .zero }
 
   /// The centrals connected now.
-  public var connectedCentrals: [CentralID] { connected }
+  public var connectedCentrals: [CentralID] { state.withLock { $0.connected } }
 
   // MARK: - PeripheralModel
 
@@ -297,10 +296,9 @@ public actor MuseHeadband: PeripheralModel {
     let now = elapsed
     let poweredOn = state.withLock { state in
       state.settleBattery(at: now)
-      state.hasCentrals = true
+      state.connected.append(central)
       return state.isPoweredOn
     }
-    connected.append(central)
     guard poweredOn else {
       // An empty headband does not stay connected.
       if let host { Task(executorPreference: Task.currentExecutorPreference) { await host.disconnect(central) } }
@@ -314,10 +312,12 @@ public actor MuseHeadband: PeripheralModel {
   }
 
   public func centralDisconnected(_ central: CentralID, reason: DisconnectReason) async {
-    settleBattery()
-    connected.removeAll { $0 == central }
-    let alone = connected.isEmpty
-    state.withLock { $0.hasCentrals = !alone }
+    let now = elapsed
+    let alone = state.withLock { state in
+      state.settleBattery(at: now)
+      state.connected.removeAll { $0 == central }
+      return state.connected.isEmpty
+    }
     if alone {
       endSession()
       batteryTask?.cancel()
@@ -406,7 +406,6 @@ public actor MuseHeadband: PeripheralModel {
 
   private func startSession() {
     guard let timeline, let host else { return }
-    sessionCount += 1
     let now = timeline.elapsed()
     let generation = state.withLock { state in
       state.settleBattery(at: now)

@@ -21,18 +21,17 @@ struct MuseStreamState: Sendable {
     var sent = InlineArray<5, Int>(repeating: 0)
     /// Set by `MuseHeadband.catchUp()`: nothing sampled after this (ns into the session) is sent.
     var cutOff: Int64?
-    var telemetryIndex: UInt16 = 0
   }
 
   let configuration: MuseConfiguration
   var session: Session?
-  /// Sessions started so far: each one's generation.
+  /// Sessions started so far; the latest one's generation.
   var generation = 0
   var preset: MusePreset
   /// Whether the headband is on (it switches off when its battery empties).
   var isPoweredOn: Bool
-  /// Whether a central is connected (the battery drains faster then).
-  var hasCentrals = false
+  /// The centrals connected now, in order (with one, the battery drains).
+  var connected: [CentralID] = []
   var battery: DrainingBattery
   var generators: [SyntheticEEG]
   /// Samples the AUX generator has not taken while AUX was neither sent nor recorded.
@@ -239,7 +238,7 @@ struct MuseStreamState: Sendable {
   /// Of a full battery per hour: none while off or alone, a quarter while
   /// connected and idle, all of it while streaming.
   var drainRate: Double {
-    guard isPoweredOn, hasCentrals else { return 0 }
+    guard isPoweredOn, !connected.isEmpty else { return 0 }
     return session != nil ? configuration.batteryDrainPerHour : configuration.batteryDrainPerHour / 4
   }
 
