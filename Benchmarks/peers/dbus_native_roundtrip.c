@@ -423,6 +423,16 @@ static void stream(void) {
     free(rule);
 }
 
+/* Ends a run's header line: how much each workload runs (a count of `unit`, or seconds), then the warmup. */
+static void print_budget(const char *unit, const char *scope) {
+    if (options.count)
+        printf("%ld %s", options.count, unit);
+    else
+        printf("%g s", options.seconds);
+    printf("%s, warmup %ld\n", scope, options.warmup);
+    fflush(stdout);
+}
+
 static void run_libdbus(void) {
     a = connect_bus();
     b = connect_bus();
@@ -433,12 +443,7 @@ static void run_libdbus(void) {
     dbus_get_version(&major, &minor, &micro);
     printf("# dbus_native_roundtrip (C, libdbus %d.%d.%d, one thread): payload %ld B, ", major, minor, micro,
            options.payload);
-    if (options.count)
-        printf("%ld round trips", options.count);
-    else
-        printf("%g s", options.seconds);
-    printf(" per workload, warmup %ld\n", options.warmup);
-    fflush(stdout);
+    print_budget("round trips", " per workload");
     if (options.only & CALL) calls();
     if (options.only & SIGNAL) signals();
     if (options.only & STREAM) stream();
@@ -767,12 +772,7 @@ static void run_raw(void) {
     free(rule);
     printf("# dbus_native_roundtrip --raw (C, no D-Bus library: hand-marshalled, a batch per write()): payload %ld B, ",
            options.payload);
-    if (options.count)
-        printf("%ld signals", options.count);
-    else
-        printf("%g s", options.seconds);
-    printf(", warmup %ld\n", options.warmup);
-    fflush(stdout);
+    print_budget("signals", "");
 
     /* One PropertiesChanged("org.doppel.Bench", {"Value": <ay>}, []) as a template: the body is
      * s at 0 (4 + 16 + 1 bytes), a{sv} length at 24, its first entry at 32 (aligned to 8): s "Value" at 32,
