@@ -75,11 +75,10 @@ struct LoopbackHost: PeripheralHost {
     // The values go out after the air's lock is released: a consumer may
     // take them on this very call (`NotificationStream.receiveEach`) and act on
     // the air in turn.
-    let (first, others) = try air.state.withLock {
-      state throws(GATTError) -> (NotificationStream.Continuation?, [NotificationStream.Continuation]) in
+    let route = try air.state.withLock { state throws(GATTError) -> NotificationRoutes.Route in
       if let route = routes.route(characteristic, kind, epoch: state.epoch) {
         if let refusal = route.refusal { throw refusal }
-        if value.count <= route.smallestMTU - 3 { return (route.first, route.others) }
+        if value.count <= route.smallestMTU - 3 { return route }
       }
       guard let index = state.peripherals.firstIndex(where: { $0.id == peripheral }),
         state.peripherals[index].generation == generation
@@ -129,14 +128,12 @@ struct LoopbackHost: PeripheralHost {
       } else {
         for serial in ([first] + others).sorted() { collect(serial) }
       }
-      routes.remember(
-        NotificationRoutes.Route(
-          characteristic: characteristic, kind: kind, smallestMTU: smallestMTU, first: one, others: more,
-          refusal: nil),
-        epoch: state.epoch)
-      return (one, more)
+      let route = NotificationRoutes.Route(
+        characteristic: characteristic, kind: kind, smallestMTU: smallestMTU, first: one, others: more, refusal: nil)
+      routes.remember(route, epoch: state.epoch)
+      return route
     }
-    first?.yield(value)
-    for continuation in others { continuation.yield(value) }
+    route.first?.yield(value)
+    for continuation in route.others { continuation.yield(value) }
   }
 }

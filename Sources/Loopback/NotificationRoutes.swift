@@ -9,7 +9,9 @@ import GATT
 /// Used only under the air's lock.
 final class NotificationRoutes: @unchecked Sendable {
   /// The listeners of one characteristic's notifications or indications.
-  struct Route {
+  /// A class: a send takes it out of the air's lock with one retain, where
+  /// a struct's copy retained each of its listeners and its refusal.
+  final class Route: Sendable {
     let characteristic: CharacteristicAddress
     let kind: CharacteristicProperties
     /// The smallest ATT_MTU of the subscribed links: a longer value must be
@@ -22,6 +24,18 @@ final class NotificationRoutes: @unchecked Sendable {
     /// model streams on whether or not anyone listens, and building the
     /// error's text for each value cost more than sending one.
     let refusal: GATTError?
+
+    init(
+      characteristic: CharacteristicAddress, kind: CharacteristicProperties, smallestMTU: Int,
+      first: NotificationStream.Continuation?, others: [NotificationStream.Continuation], refusal: GATTError?
+    ) {
+      self.characteristic = characteristic
+      self.kind = kind
+      self.smallestMTU = smallestMTU
+      self.first = first
+      self.others = others
+      self.refusal = refusal
+    }
   }
 
   private var epoch: UInt64 = 0
@@ -31,7 +45,8 @@ final class NotificationRoutes: @unchecked Sendable {
   /// have not changed since (`epoch`).
   func route(_ characteristic: CharacteristicAddress, _ kind: CharacteristicProperties, epoch: UInt64) -> Route? {
     guard epoch == self.epoch else { return nil }
-    return routes.first { $0.characteristic == characteristic && $0.kind == kind }
+    for route in routes where route.characteristic == characteristic && route.kind == kind { return route }
+    return nil
   }
 
   /// Remembers `route`, found under `epoch`; routes of an earlier epoch are forgotten.
