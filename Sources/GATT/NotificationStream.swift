@@ -91,6 +91,15 @@ public struct NotificationStream: AsyncSequence, Sendable {
     deinit { storage.cancel() }
   }
 
+  /// `receiveEach`'s body, held by reference: a closure handed out of the
+  /// state's lock through `withLock`'s generic result was wrapped in a new
+  /// thunk on the way out and again on the way back, two allocations for
+  /// every value yielded.
+  fileprivate final class Sink: Sendable {
+    let body: @Sendable ([UInt8]) -> Void
+    init(body: @escaping @Sendable ([UInt8]) -> Void) { self.body = body }
+  }
+
   fileprivate final class Storage: Sendable {
     private struct State {
       var buffer: [[UInt8]] = []
@@ -98,7 +107,7 @@ public struct NotificationStream: AsyncSequence, Sendable {
       var head = 0
       var waiter: UnsafeContinuation<[UInt8]?, any Error>?
       /// The consumer that takes each value as it is yielded (`receiveEach`).
-      var sink: (@Sendable ([UInt8]) -> Void)?
+      var sink: Sink?
       /// `receiveEach`, waiting for the end.
       var endWaiter: UnsafeContinuation<Void, any Error>?
       /// How the stream ended, once it has: no more values come.
@@ -153,8 +162,7 @@ public struct NotificationStream: AsyncSequence, Sendable {
     }
 
     func yield(_ value: [UInt8]) {
-      let (waiter, sink) = state.withLock {
-        state -> (UnsafeContinuation<[UInt8]?, any Error>?, (@Sendable ([UInt8]) -> Void)?) in
+      let (waiter, sink) = state.withLock { state -> (UnsafeContinuation<[UInt8]?, any Error>?, Sink?) in
         guard !state.ended else { return (nil, nil) }
         if let sink = state.sink { return (nil, sink) }
         if let waiter = state.waiter {
@@ -164,7 +172,7 @@ public struct NotificationStream: AsyncSequence, Sendable {
         state.buffer.append(value)
         return (nil, nil)
       }
-      sink?(value)
+      sink?.body(value)
       waiter?.resume(returning: value)
     }
 
@@ -221,7 +229,7 @@ public struct NotificationStream: AsyncSequence, Sendable {
             state.head = 0
             return (values, false)
           }
-          if !state.ended { state.sink = body }
+          if !state.ended { state.sink = Sink(body: body) }
           return ([], state.ended)
         }
         for value in values { body(value) }
