@@ -49,8 +49,20 @@ public enum MusePacket {
 
   /// One EEG channel's packet: `index` and twelve 12-bit codes.
   public static func eeg(index: UInt16, codes: some RandomAccessCollection<UInt16>) -> [UInt8] {
+    var packet = [UInt8](repeating: 0, count: length)
+    eeg(index: index, codes: codes, into: &packet)
+    return packet
+  }
+
+  /// Writes one EEG channel's packet into `packet`, which becomes 20 bytes.
+  /// Its storage is written in place when nothing else holds it: a sender
+  /// that keeps one array per channel, and whose receivers let go of each
+  /// packet once read, allocates none per packet (one that keeps it gets
+  /// its own copy first, as ever with an array).
+  public static func eeg(index: UInt16, codes: some RandomAccessCollection<UInt16>, into packet: inout [UInt8]) {
     precondition(codes.count == eegSamplesPerPacket, "an EEG packet holds 12 samples")
-    return [UInt8](unsafeUninitializedCapacity: length) { bytes, count in
+    if packet.count != length { packet = [UInt8](repeating: 0, count: length) }
+    packet.withUnsafeMutableBufferPointer { bytes in
       bytes[0] = UInt8(index >> 8)
       bytes[1] = UInt8(index & 0xFF)
       var at = 2
@@ -62,7 +74,6 @@ public enum MusePacket {
         bytes[at + 2] = UInt8(b & 0xFF)
         at += 3
       }
-      count = length
     }
   }
 
@@ -102,14 +113,22 @@ public enum MusePacket {
   }
 
   /// A PPG packet: `index` and six 24-bit codes.
-  public static func ppg(index: UInt16, codes: [UInt32]) -> [UInt8] {
+  public static func ppg(index: UInt16, codes: some Collection<UInt32>) -> [UInt8] {
     precondition(codes.count == 6, "a PPG packet holds 6 samples")
-    var bytes = bigEndian(index)
-    for code in codes {
-      let clipped = min(code, 0xFF_FFFF)
-      bytes += [UInt8(clipped >> 16), UInt8(clipped >> 8 & 0xFF), UInt8(clipped & 0xFF)]
+    // Written in place: building it from two- and three-byte arrays made nine a packet.
+    return [UInt8](unsafeUninitializedCapacity: length) { bytes, count in
+      bytes[0] = UInt8(index >> 8)
+      bytes[1] = UInt8(index & 0xFF)
+      var at = 2
+      for code in codes {
+        let clipped = min(code, 0xFF_FFFF)
+        bytes[at] = UInt8(clipped >> 16)
+        bytes[at + 1] = UInt8(clipped >> 8 & 0xFF)
+        bytes[at + 2] = UInt8(clipped & 0xFF)
+        at += 3
+      }
+      count = length
     }
-    return bytes
   }
 
   /// A control answer cut into notifications of at most 19 characters each.

@@ -45,6 +45,11 @@ struct MuseStreamState: Sendable {
   var conditions = SyntheticEEG.Conditions()
   /// The eyes' last change: when, from what, to what (they take a second).
   var eyesChange: (at: Duration, from: Double, to: Double) = (.zero, 0, 0)
+  /// The last EEG packet made per channel, by `MuseChannel.index`: the
+  /// next is written over it in place once the tick that sent it and its
+  /// receivers have let it go (no allocation per packet), into a copy of
+  /// its own if any still holds it.
+  var eegPackets = [[UInt8]](repeating: [], count: MuseChannel.allCases.count)
   /// Ticks sending their packets now (a tick may await each send).
   var sendingTicks = 0
   /// While a catch-up runs: when it gives up, and the ticks stop sending.
@@ -148,12 +153,12 @@ struct MuseStreamState: Sendable {
       let wave = (first..<(first + Int(stream.perPacket))).map { n in
         pulse.value(at: max(0, (time(n) - session.start).seconds)) ?? 0
       }
-      let ambient = [UInt32](repeating: 2_000, count: 6)
-      let infrared = wave.map { UInt32(max(0, 200_000 + 20_000 * $0)) }
-      let red = wave.map { UInt32(max(0, 150_000 + 15_000 * $0)) }
-      for (address, codes) in zip(MuseHeadband.ppg, [ambient, infrared, red]) {
-        packets.append((address, MusePacket.ppg(index: index, codes: codes)))
-      }
+      let ambient = repeatElement(UInt32(2_000), count: 6)
+      let infrared = wave.lazy.map { UInt32(max(0, 200_000 + 20_000 * $0)) }
+      let red = wave.lazy.map { UInt32(max(0, 150_000 + 15_000 * $0)) }
+      packets.append((MuseHeadband.ppg[0], MusePacket.ppg(index: index, codes: ambient)))
+      packets.append((MuseHeadband.ppg[1], MusePacket.ppg(index: index, codes: infrared)))
+      packets.append((MuseHeadband.ppg[2], MusePacket.ppg(index: index, codes: red)))
     case .telemetry:
       settleBattery(at: now)
       let level = batteryLevel(at: now)
@@ -213,9 +218,10 @@ struct MuseStreamState: Sendable {
       }
       for channel in MuseChannel.sendingOrder where channel != .aux || preset.aux {
         let row = channel.index * perPacket
-        let packet = MusePacket.eeg(
-          index: index, codes: UnsafeBufferPointer(rebasing: codes[row..<(row + perPacket)]))
-        packets.append((MuseHeadband.eeg(channel), packet))
+        MusePacket.eeg(
+          index: index, codes: UnsafeBufferPointer(rebasing: codes[row..<(row + perPacket)]),
+          into: &eegPackets[channel.index])
+        packets.append((MuseHeadband.eeg(channel), eegPackets[channel.index]))
       }
     }
     if skipsAux { auxSamplesOwed += perPacket }

@@ -52,6 +52,39 @@ struct MusePacketTests {
     #expect(Array(packet.prefix(5)) == [0x01, 0x02, 0xAB, 0xC1, 0x23])
   }
 
+  /// A packet written over an earlier one is the packet made afresh; the
+  /// earlier one's storage is reused when nothing else holds it, and left as
+  /// it was when something does.
+  @Test func anEEGPacketWrittenInPlace() {
+    let first = (0..<12).map { UInt16($0 * 300) }
+    let second = (0..<12).map { UInt16(4095 - $0 * 7) }
+    var packet: [UInt8] = []
+    MusePacket.eeg(index: 1, codes: first, into: &packet)
+    #expect(packet == MusePacket.eeg(index: 1, codes: first))
+    let storage = packet.withUnsafeBufferPointer { $0.baseAddress }
+    MusePacket.eeg(index: 2, codes: second, into: &packet)
+    #expect(packet == MusePacket.eeg(index: 2, codes: second))
+    #expect(packet.withUnsafeBufferPointer { $0.baseAddress } == storage)
+    let held = packet
+    MusePacket.eeg(index: 3, codes: first, into: &packet)
+    #expect(held == MusePacket.eeg(index: 2, codes: second))
+    #expect(packet == MusePacket.eeg(index: 3, codes: first))
+    // Any other length is replaced by a packet's.
+    var short: [UInt8] = [1, 2, 3]
+    MusePacket.eeg(index: 4, codes: second, into: &short)
+    #expect(short == MusePacket.eeg(index: 4, codes: second))
+  }
+
+  @Test func ppgPacketsAreSixBigEndianCodesOf24Bits() {
+    let packet = MusePacket.ppg(index: 0x0A0B, codes: [0, 1, 0x12_3456, 0xFF_FFFF, 0x100_0000, .max])
+    #expect(packet.count == 20)
+    #expect(Array(packet.prefix(2)) == [0x0A, 0x0B])
+    // Codes above 24 bits are held at the largest.
+    #expect(
+      Array(packet.dropFirst(2))
+        == [0, 0, 0, 0, 0, 1, 0x12, 0x34, 0x56, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF])
+  }
+
   @Test func accelerationTelemetryAndControlRoundTrip() throws {
     let codes = [(0.0, 0.5, 1.0), (-1.0, 0.25, 0.999), (2.0, -2.0, 0.0)].map {
       (MusePacket.accelerationCode($0.0), MusePacket.accelerationCode($0.1), MusePacket.accelerationCode($0.2))
