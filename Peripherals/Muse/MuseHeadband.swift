@@ -455,18 +455,26 @@ public actor MuseHeadband: PeripheralModel {
   ) async -> Sending {
     let now = timeline.elapsed()
     var packets: [(CharacteristicAddress, [UInt8])] = []
-    packets.reserveCapacity(8)
     var taken = InlineArray<5, Int>(repeating: 0)
     let outcome = state.withLock { state -> Sending in
       if unlessSending, state.sendingTicks > 0 { return .busy }
+      packets = state.lendPacketList()
       guard let next = state.takePacketsDue(generation, at: now, into: &packets), let session = state.session
-      else { return .over }
+      else {
+        state.returnPacketList(&packets)
+        return .over
+      }
       state.sendingTicks += 1
       taken = session.taken
       return .next(next)
     }
     guard case .next = outcome else { return outcome }
-    defer { state.withLock { $0.sendingTicks -= 1 } }
+    defer {
+      state.withLock { state in
+        state.sendingTicks -= 1
+        state.returnPacketList(&packets)
+      }
+    }
     // A host that delivers in order needs no wait between them.
     let inOrder = host.deliversInOrder
     let af7 = Self.eeg(.af7)

@@ -84,20 +84,33 @@ public enum MusePacket {
 
   /// An accelerometer or gyroscope packet: `index` and three x/y/z samples.
   public static func imu(index: UInt16, samples: [(x: Int16, y: Int16, z: Int16)]) -> [UInt8] {
+    var packet = [UInt8](repeating: 0, count: length)
+    imu(index: index, samples: samples, into: &packet)
+    return packet
+  }
+
+  /// Writes an accelerometer or gyroscope packet into `packet`, which
+  /// becomes 20 bytes: in place when nothing else holds it, as
+  /// ``eeg(index:codes:into:)`` does.
+  public static func imu(
+    index: UInt16, samples: some Collection<(x: Int16, y: Int16, z: Int16)>, into packet: inout [UInt8]
+  ) {
     precondition(samples.count == 3, "an IMU packet holds 3 samples")
-    var bytes = [UInt8]()
-    bytes.reserveCapacity(length)
-    func append(_ value: UInt16) {
-      bytes.append(UInt8(value >> 8))
-      bytes.append(UInt8(value & 0xFF))
+    if packet.count != length { packet = [UInt8](repeating: 0, count: length) }
+    packet.withUnsafeMutableBufferPointer { bytes in
+      var at = 0
+      func put(_ value: UInt16) {
+        bytes[at] = UInt8(value >> 8)
+        bytes[at + 1] = UInt8(value & 0xFF)
+        at += 2
+      }
+      put(index)
+      for sample in samples {
+        put(UInt16(bitPattern: sample.x))
+        put(UInt16(bitPattern: sample.y))
+        put(UInt16(bitPattern: sample.z))
+      }
     }
-    append(index)
-    for sample in samples {
-      append(UInt16(bitPattern: sample.x))
-      append(UInt16(bitPattern: sample.y))
-      append(UInt16(bitPattern: sample.z))
-    }
-    return bytes
   }
 
   /// A telemetry packet: battery in percent, fuel gauge in millivolts, temperature code.

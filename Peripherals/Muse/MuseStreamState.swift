@@ -50,6 +50,11 @@ struct MuseStreamState: Sendable {
   /// receivers have let it go (no allocation per packet), into a copy of
   /// its own if any still holds it.
   var eegPackets = [[UInt8]](repeating: [], count: MuseChannel.allCases.count)
+  /// The same for the accelerometer's packets, then the gyroscope's.
+  var imuPackets: [[UInt8]] = [[], []]
+  /// A tick's list of packets, kept between ticks emptied (its capacity
+  /// kept), so that a tick makes none: see ``lendPacketList()``.
+  private var packetList: [(CharacteristicAddress, [UInt8])] = []
   /// Ticks sending their packets now (a tick may await each send).
   var sendingTicks = 0
   /// While a catch-up runs: when it gives up, and the ticks stop sending.
@@ -101,6 +106,23 @@ struct MuseStreamState: Sendable {
     return session.start + .nanoseconds(next)
   }
 
+  /// The list a tick fills with its packets: the one kept between ticks,
+  /// or a new one while another tick has it. Given back with
+  /// ``returnPacketList(_:)``.
+  mutating func lendPacketList() -> [(CharacteristicAddress, [UInt8])] {
+    var list: [(CharacteristicAddress, [UInt8])] = []
+    swap(&list, &packetList)
+    if list.capacity == 0 { list.reserveCapacity(8) }
+    return list
+  }
+
+  /// Takes back a tick's list, emptied: its packets are let go, so the
+  /// next tick writes over them in place.
+  mutating func returnPacketList(_ list: inout [(CharacteristicAddress, [UInt8])]) {
+    list.removeAll(keepingCapacity: true)
+    if list.capacity > packetList.capacity { swap(&list, &packetList) }
+  }
+
   /// Records that session `generation` sent all it had taken by `taken`;
   /// whether it is over (cut off, and everything before the cut-off taken).
   mutating func finishSending(_ generation: Int, taken: InlineArray<5, Int>) -> Bool {
@@ -131,24 +153,25 @@ struct MuseStreamState: Sendable {
         (session.start - motionOrigins[base]).seconds, (session.start - motionOrigins[base + 1]).seconds,
         (session.start - motionOrigins[base + 2]).seconds
       )
-      var samples: [(x: Int16, y: Int16, z: Int16)] = []
-      samples.reserveCapacity(Int(stream.perPacket))
-      for sample in 0..<Int(stream.perPacket) {
-        let since = Double(first + sample) / Double(stream.rate)
-        let (x, y, z) = (
-          motionValue(base, since + origins.0), motionValue(base + 1, since + origins.1),
-          motionValue(base + 2, since + origins.2)
-        )
-        samples.append(
-          stream == .accelerometer
-            ? (MusePacket.accelerationCode(x), MusePacket.accelerationCode(y), MusePacket.accelerationCode(z))
-            : (MusePacket.gyroCode(x), MusePacket.gyroCode(y), MusePacket.gyroCode(z)))
+      let count = Int(stream.perPacket)
+      withUnsafeTemporaryAllocation(of: (x: Int16, y: Int16, z: Int16).self, capacity: count) { samples in
+        for sample in 0..<count {
+          let since = Double(first + sample) / Double(stream.rate)
+          let (x, y, z) = (
+            motionValue(base, since + origins.0), motionValue(base + 1, since + origins.1),
+            motionValue(base + 2, since + origins.2)
+          )
+          samples.initializeElement(
+            at: sample,
+            to: stream == .accelerometer
+              ? (MusePacket.accelerationCode(x), MusePacket.accelerationCode(y), MusePacket.accelerationCode(z))
+              : (MusePacket.gyroCode(x), MusePacket.gyroCode(y), MusePacket.gyroCode(z)))
+        }
+        let which = stream == .accelerometer ? 0 : 1
+        MusePacket.imu(index: index, samples: samples, into: &imuPackets[which])
+        packets.append(
+          (stream == .accelerometer ? MuseHeadband.accelerometer : MuseHeadband.gyroscope, imuPackets[which]))
       }
-      packets.append(
-        (
-          stream == .accelerometer ? MuseHeadband.accelerometer : MuseHeadband.gyroscope,
-          MusePacket.imu(index: index, samples: samples)
-        ))
     case .ppg:
       let wave = (first..<(first + Int(stream.perPacket))).map { n in
         pulse.value(at: max(0, (time(n) - session.start).seconds)) ?? 0

@@ -75,6 +75,21 @@ struct MusePacketTests {
     #expect(short == MusePacket.eeg(index: 4, codes: second))
   }
 
+  @Test func anIMUPacketWrittenInPlace() throws {
+    let samples: [(x: Int16, y: Int16, z: Int16)] = [(1, -2, 3), (.max, .min, 0), (-1, 256, 4096)]
+    var packet: [UInt8] = [9]
+    MusePacket.imu(index: 0x0304, samples: samples, into: &packet)
+    #expect(packet == MusePacket.imu(index: 0x0304, samples: samples))
+    #expect(Array(packet.prefix(6)) == [0x03, 0x04, 0x00, 0x01, 0xFF, 0xFE])
+    let storage = packet.withUnsafeBufferPointer { $0.baseAddress }
+    let held = packet
+    MusePacket.imu(index: 5, samples: samples.reversed(), into: &packet)
+    #expect(held == MusePacket.imu(index: 0x0304, samples: samples))
+    #expect(packet.withUnsafeBufferPointer { $0.baseAddress } != storage)
+    let (index, decoded) = try MuseWire.acceleration(packet)
+    #expect(index == 5 && decoded[0].z == 0.0000610352 * 4096)
+  }
+
   @Test func ppgPacketsAreSixBigEndianCodesOf24Bits() {
     let packet = MusePacket.ppg(index: 0x0A0B, codes: [0, 1, 0x12_3456, 0xFF_FFFF, 0x100_0000, .max])
     #expect(packet.count == 20)

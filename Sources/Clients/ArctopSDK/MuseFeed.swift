@@ -57,17 +57,20 @@ final class MuseFeed: Sendable {
           if state.buffers.allSatisfy({ $0.count >= 256 }) {
             // Yielded under the lock, so windows keep their order.
             continuation.yield(Window(eeg: state.buffers.map { Array($0.prefix(256)) }, motion: state.motion))
-            state.buffers = state.buffers.map { Array($0.dropFirst(256)) }
-            state.motion = []
+            // In place: each buffer keeps its capacity (a new one grew again from nothing every second).
+            for sensor in state.buffers.indices { state.buffers[sensor].removeFirst(256) }
+            state.motion.removeAll(keepingCapacity: true)
           }
           return state.listeners
         }
         for listener in listeners { listener.onEEG(sensor: sensor, packetIndex: index, microvolts: microvolts) }
       case .acceleration:
-        let magnitudes = try MuseWire.acceleration(value).samples.map { sample in
-          (sample.x * sample.x + sample.y * sample.y + sample.z * sample.z).squareRoot()
+        let samples = try MuseWire.acceleration(value).samples
+        state.withLock { state in
+          for sample in samples {
+            state.motion.append((sample.x * sample.x + sample.y * sample.y + sample.z * sample.z).squareRoot())
+          }
         }
-        state.withLock { $0.motion += magnitudes }
       case .telemetry:
         let percent = try MuseWire.batteryPercent(value)
         for listener in state.withLock({ $0.listeners }) { listener.onBattery(percent: percent) }
