@@ -1,4 +1,5 @@
 import Foundation
+import Signals
 import Testing
 
 @testable import ArctopSDK
@@ -31,6 +32,44 @@ struct MuseAnalysisTests {
     #expect(abs(alpha.frontalAsymmetry - log(4)) < 1e-9)
     let beta = BandPowers.of([sine(20, 10)])
     #expect(abs(beta.beta - 50 * 1.5) < 1e-6 && beta.alpha < 1e-9)
+  }
+
+  /// Windows transformed two at a time give each one's band powers as a
+  /// direct transform of it alone does: one to five windows of unlike
+  /// signals (the odd one out paired with nothing), a short one among them
+  /// counting for no power.
+  @Test func bandPowersOfWindowsInPairsMatchADirectTransform() {
+    var random = SplitMix64(seed: 7)
+    func window(_ hertz: Double, _ amplitude: Double) -> [Double] {
+      (0..<256).map {
+        amplitude * sin(2 * .pi * hertz * Double($0) / 256 + hertz) + Double.random(in: -10...10, using: &random) + 3
+      }
+    }
+    /// Power per whole hertz of a Hann-windowed window, its mean removed, summed over `band`.
+    func direct(_ samples: [Double], _ band: ClosedRange<Int>) -> Double {
+      guard samples.count == 256 else { return 0 }
+      let mean = samples.reduce(0, +) / 256
+      return band.reduce(0) { sum, f in
+        var (re, im) = (0.0, 0.0)
+        for n in 0..<256 {
+          let x = (samples[n] - mean) * (0.5 - 0.5 * cos(2 * .pi * Double(n) / 256))
+          re += x * cos(2 * .pi * Double(f * n) / 256)
+          im -= x * sin(2 * .pi * Double(f * n) / 256)
+        }
+        let amplitude = 4 * (re * re + im * im).squareRoot() / 256
+        return sum + amplitude * amplitude / 2
+      }
+    }
+    let all = [window(2, 30), window(10, 15), [1, 2, 3], window(25, 8), window(40, 5)]
+    for count in 1...5 {
+      let windows = Array(all.prefix(count))
+      let powers = BandPowers.of(windows)
+      let got = [powers.delta, powers.theta, powers.alpha, powers.beta, powers.gamma]
+      for (band, value) in zip(BandPowers.bands, got) {
+        let expected = windows.reduce(0) { $0 + direct($1, band) } / Double(count)
+        #expect(abs(value - expected) <= 1e-9 * max(1, expected), "\(count) windows, \(band) Hz")
+      }
+    }
   }
 
   @Test func aFeedCutsWindowsOfASecondInOrderAndCountsWhatItCannotRead() async {

@@ -37,7 +37,7 @@ public struct BandPowers: Hashable, Sendable, Codable {
   /// The band powers of `windows`, one per sensor (TP9, AF7, AF8, TP10), each
   /// 256 samples in µV: a Hann-windowed DFT at whole hertz.
   public static func of(_ windows: [[Double]]) -> BandPowers {
-    let spectra = windows.map(spectrum)
+    let spectra = spectraInPairs(windows)
     func band(_ range: ClosedRange<Int>, _ spectrum: [Double]) -> Double { range.reduce(0) { $0 + spectrum[$1] } }
     let perBand = bands.map { range in spectra.reduce(0) { $0 + band(range, $1) } / Double(max(1, spectra.count)) }
     var asymmetry = 0.0
@@ -59,39 +59,84 @@ public struct BandPowers: Hashable, Sendable, Codable {
   /// Where each sample goes before the transform's first stage: its index with the 8 bits reversed.
   private static let bitReversed = (0..<256).map { n in (0..<8).reduce(0) { $0 << 1 | (n >> $1 & 1) } }
 
-  /// Power at 0…44 Hz of 256 samples (µV², scaled so a sine of amplitude A
-  /// gives about A²/2 in its bin): a Hann-windowed radix-2 FFT, a second of
-  /// EEG per channel. The last stage works out only the bins kept; the
-  /// others' butterflies would not change them.
-  private static func spectrum(_ samples: [Double]) -> [Double] {
-    guard samples.count == 256 else { return [Double](repeating: 0, count: 45) }
-    let mean = samples.reduce(0, +) / 256
+  /// The spectra of `windows`, two at a time (`spectra(_:_:)`).
+  private static func spectraInPairs(_ windows: [[Double]]) -> [[Double]] {
+    var all: [[Double]] = []
+    all.reserveCapacity(windows.count)
+    var next = 0
+    while next < windows.count {
+      let pair = spectra(windows[next], next + 1 < windows.count ? windows[next + 1] : nil)
+      all.append(pair.0)
+      if let second = pair.1 { all.append(second) }
+      next += 2
+    }
+    return all
+  }
+
+  /// Power at 0…44 Hz of two windows of 256 samples each (µV², scaled so a
+  /// sine of amplitude A gives about A²/2 in its bin): Hann-windowed, their
+  /// mean removed, one radix-2 FFT of the first as the real part and the
+  /// second as the imaginary part, a second of EEG per channel. Each one's
+  /// bin k is then (Z[k] + conj Z[256−k]) / 2 and (Z[k] − conj Z[256−k]) / 2i,
+  /// so the last stage works out only bins 0…44 and 212…255; the others'
+  /// butterflies would not change them. A window that is not 256 samples
+  /// long has no power.
+  private static func spectra(_ first: [Double], _ second: [Double]?) -> ([Double], [Double]?) {
+    let zero = [Double](repeating: 0, count: 45)
+    let firstFits = first.count == 256
+    let secondFits = second?.count == 256
+    guard firstFits || secondFits else { return (zero, second.map { _ in zero }) }
     let (hann, cosines, sines, bitReversed) = (Self.hann, Self.cosines, Self.sines, Self.bitReversed)
     return withUnsafeTemporaryAllocation(of: Double.self, capacity: 512) { buffer in
       let (re, im) = (buffer.baseAddress!, buffer.baseAddress! + 256)
-      im.initialize(repeating: 0, count: 256)
-      for n in 0..<256 { re[bitReversed[n]] = (samples[n] - mean) * hann[n] }
+      /// One window, its mean removed and Hann-windowed, into `part` in bit-reversed order.
+      func load(_ samples: [Double]?, fits: Bool, into part: UnsafeMutablePointer<Double>) {
+        guard fits, let samples else {
+          part.initialize(repeating: 0, count: 256)
+          return
+        }
+        let mean = samples.reduce(0, +) / 256
+        var n = 0
+        while n < 256 {
+          (part + bitReversed[n]).initialize(to: (samples[n] - mean) * hann[n])
+          n += 1
+        }
+      }
+      load(first, fits: firstFits, into: re)
+      load(second, fits: secondFits, into: im)
       var half = 1
       while half < 256 {
         // Butterflies of blocks of 2·half; twiddle k·(128/half) for the k-th pair.
         let step = 128 / half
-        let pairs = half == 128 ? 45 : half
-        for block in stride(from: 0, to: 256, by: 2 * half) {
-          for k in 0..<pairs {
+        var block = 0
+        while block < 256 {
+          var k = 0
+          while k < half {
+            // The last stage: only the pairs that give bins 0…44 and 212…255.
+            if half == 128, k == 45 { k = 84 }
             let (c, s) = (cosines[k * step], -sines[k * step])
             let (top, bottom) = (block + k, block + k + half)
             let (r, i) = (re[bottom] * c - im[bottom] * s, re[bottom] * s + im[bottom] * c)
             (re[bottom], im[bottom]) = (re[top] - r, im[top] - i)
             (re[top], im[top]) = (re[top] + r, im[top] + i)
+            k += 1
           }
+          block += 2 * half
         }
         half *= 2
       }
-      return (0...44).map { f in
-        // The Hann window halves the amplitude: |X| = A · N / 4.
-        let amplitude = 4 * (re[f] * re[f] + im[f] * im[f]).squareRoot() / 256
-        return amplitude * amplitude / 2
+      // The Hann window halves the amplitude: |X| = A · N / 4, so a bin's
+      // power A² / 2 is 8 |X|² / N²; and |X|² is a quarter of the sum's
+      // (or difference's) squared magnitude.
+      var one = [Double](repeating: 0, count: 45)
+      var other = [Double](repeating: 0, count: 45)
+      for f in 0...44 {
+        let mirror = (256 - f) & 255
+        let (zr, zi, wr, wi) = (re[f], im[f], re[mirror], im[mirror])
+        one[f] = 8 * ((zr + wr) * (zr + wr) + (zi - wi) * (zi - wi)) / 4 / 65536
+        other[f] = 8 * ((zi + wi) * (zi + wi) + (zr - wr) * (zr - wr)) / 4 / 65536
       }
+      return (firstFits ? one : zero, second.map { _ in secondFits ? other : zero })
     }
   }
 
