@@ -49,9 +49,9 @@ struct MuseStreamState: Sendable {
   /// next is written over it in place once the tick that sent it and its
   /// receivers have let it go (no allocation per packet), into a copy of
   /// its own if any still holds it.
-  var eegPackets = [[UInt8]](repeating: [], count: MuseChannel.allCases.count)
+  var lastEEGPackets = [[UInt8]](repeating: [], count: MuseChannel.allCases.count)
   /// The same for the accelerometer's packets, then the gyroscope's.
-  var imuPackets: [[UInt8]] = [[], []]
+  var lastIMUPackets: [[UInt8]] = [[], []]
   /// A tick's list of packets, kept between ticks emptied (its capacity
   /// kept), so that a tick makes none: see ``lendPacketList()``.
   private var packetList: [(CharacteristicAddress, [UInt8])] = []
@@ -168,9 +168,9 @@ struct MuseStreamState: Sendable {
               : (MusePacket.gyroCode(x), MusePacket.gyroCode(y), MusePacket.gyroCode(z)))
         }
         let which = stream == .accelerometer ? 0 : 1
-        MusePacket.imu(index: index, samples: samples, into: &imuPackets[which])
+        MusePacket.imu(index: index, samples: samples, into: &lastIMUPackets[which])
         packets.append(
-          (stream == .accelerometer ? MuseHeadband.accelerometer : MuseHeadband.gyroscope, imuPackets[which]))
+          (stream == .accelerometer ? MuseHeadband.accelerometer : MuseHeadband.gyroscope, lastIMUPackets[which]))
       }
     case .ppg:
       let wave = (first..<(first + Int(stream.perPacket))).map { n in
@@ -243,8 +243,8 @@ struct MuseStreamState: Sendable {
         let row = channel.index * perPacket
         MusePacket.eeg(
           index: index, codes: UnsafeBufferPointer(rebasing: codes[row..<(row + perPacket)]),
-          into: &eegPackets[channel.index])
-        packets.append((MuseHeadband.eeg(channel), eegPackets[channel.index]))
+          into: &lastEEGPackets[channel.index])
+        packets.append((MuseHeadband.eeg(channel), lastEEGPackets[channel.index]))
       }
     }
     if skipsAux { auxSamplesOwed += perPacket }

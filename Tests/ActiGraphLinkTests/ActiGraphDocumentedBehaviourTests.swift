@@ -144,7 +144,9 @@ struct ActiGraphDocumentedBehaviourTests {
     // And after a disconnection, a second one does nothing either.
     try await rig.connect(ActiGraphLink())
     await rig.sdk.disconnectFromDevice()
-    let count = await rig.current().count
+    // The rig's collector, a task off the virtual clock, may take the
+    // disconnection after `current()` has settled the clock: waited for.
+    let count = await rig.wait { $0.contains { if case .deviceDisconnected = $0.value { true } else { false } } }.count
     await rig.sdk.disconnectFromDevice()
     #expect(await rig.current().count == count)
     await rig.air.removeAll()

@@ -61,15 +61,23 @@ struct MuseAnalysisTests {
       }
     }
     let all = [window(2, 30), window(10, 15), [1, 2, 3], window(25, 8), window(40, 5)]
-    for count in 1...5 {
-      let windows = Array(all.prefix(count))
+    // The short one first in its pair, then second, then both short.
+    var cases = (1...5).map { Array(all.prefix($0)) }
+    cases += [[all[0], all[2], all[1], all[3]], [[1, 2], [3]]]
+    for windows in cases {
       let powers = BandPowers.of(windows)
       let got = [powers.delta, powers.theta, powers.alpha, powers.beta, powers.gamma]
       for (band, value) in zip(BandPowers.bands, got) {
-        let expected = windows.reduce(0) { $0 + direct($1, band) } / Double(count)
-        #expect(abs(value - expected) <= 1e-9 * max(1, expected), "\(count) windows, \(band) Hz")
+        let expected = windows.reduce(0) { $0 + direct($1, band) } / Double(windows.count)
+        #expect(
+          abs(value - expected) <= 1e-9 * max(1, expected), "\(windows.map(\.count)) samples, \(band) Hz")
       }
     }
+    // Each window's own spectrum, not the pair's mixed: the asymmetry of AF7
+    // (the second of the first pair) and AF8 (the first of the second).
+    let four = [window(10, 10), window(10, 20), window(10, 45), window(9, 5)]
+    let expected = log(direct(four[2], BandPowers.bands[2]) / direct(four[1], BandPowers.bands[2]))
+    #expect(abs(BandPowers.of(four).frontalAsymmetry - expected) < 1e-9)
   }
 
   @Test func aFeedCutsWindowsOfASecondInOrderAndCountsWhatItCannotRead() async {

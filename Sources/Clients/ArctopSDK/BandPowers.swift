@@ -82,7 +82,9 @@ public struct BandPowers: Hashable, Sendable, Codable {
   /// butterflies would not change them. A window that is not 256 samples
   /// long has no power.
   private static func spectra(_ first: [Double], _ second: [Double]?) -> ([Double], [Double]?) {
-    let zero = [Double](repeating: 0, count: 45)
+    // Bins 0…44 (0…44 Hz) are kept; pair k of the last stage gives bins k and k + 128.
+    let keptBins = 45
+    let zero = [Double](repeating: 0, count: keptBins)
     let firstFits = first.count == 256
     let secondFits = second?.count == 256
     guard firstFits || secondFits else { return (zero, second.map { _ in zero }) }
@@ -113,7 +115,7 @@ public struct BandPowers: Hashable, Sendable, Codable {
           var k = 0
           while k < half {
             // The last stage: only the pairs that give bins 0…44 and 212…255.
-            if half == 128, k == 45 { k = 84 }
+            if half == 128, k == keptBins { k = 128 - (keptBins - 1) }
             let (c, s) = (cosines[k * step], -sines[k * step])
             let (top, bottom) = (block + k, block + k + half)
             let (r, i) = (re[bottom] * c - im[bottom] * s, re[bottom] * s + im[bottom] * c)
@@ -128,9 +130,9 @@ public struct BandPowers: Hashable, Sendable, Codable {
       // The Hann window halves the amplitude: |X| = A · N / 4, so a bin's
       // power A² / 2 is 8 |X|² / N²; and |X|² is a quarter of the sum's
       // (or difference's) squared magnitude.
-      var one = [Double](repeating: 0, count: 45)
-      var other = [Double](repeating: 0, count: 45)
-      for f in 0...44 {
+      var one = [Double](repeating: 0, count: keptBins)
+      var other = [Double](repeating: 0, count: keptBins)
+      for f in 0..<keptBins {
         let mirror = (256 - f) & 255
         let (zr, zi, wr, wi) = (re[f], im[f], re[mirror], im[mirror])
         one[f] = 8 * ((zr + wr) * (zr + wr) + (zi - wi) * (zi - wi)) / 4 / 65536

@@ -57,8 +57,10 @@ final class MuseFeed: Sendable {
           if state.buffers.allSatisfy({ $0.count >= 256 }) {
             // Yielded under the lock, so windows keep their order.
             continuation.yield(Window(eeg: state.buffers.map { Array($0.prefix(256)) }, motion: state.motion))
-            // In place: each buffer keeps its capacity (a new one grew again from nothing every second).
-            for sensor in state.buffers.indices { state.buffers[sensor].removeFirst(256) }
+            // In place: each EEG buffer keeps its capacity (a new one grew
+            // again from nothing every second). The motion's storage went
+            // with the window, so emptying it makes a new one.
+            for buffer in state.buffers.indices { state.buffers[buffer].removeFirst(256) }
             state.motion.removeAll(keepingCapacity: true)
           }
           return state.listeners
