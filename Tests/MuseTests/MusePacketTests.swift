@@ -75,6 +75,28 @@ struct MusePacketTests {
     #expect(short == MusePacket.eeg(index: 4, codes: second))
   }
 
+  /// The client decodes each channel's packets into one array: the same
+  /// samples as a new array, its storage reused when nothing holds it, and
+  /// left as it was by a packet that cannot be read.
+  @Test func anEEGPacketDecodedInPlace() throws {
+    let first = MusePacket.eeg(index: 7, codes: (0..<12).map { UInt16($0 * 341) })
+    let second = MusePacket.eeg(index: 8, codes: (0..<12).map { UInt16(4095 - $0 * 5) })
+    var samples: [Double] = []
+    #expect(try MuseWire.eeg(first, into: &samples) == 7)
+    #expect(samples == (try MuseWire.eeg(first).microvolts))
+    let storage = samples.withUnsafeBufferPointer { $0.baseAddress }
+    let held = samples
+    #expect(try MuseWire.eeg(second, into: &samples) == 8)
+    #expect(samples == (try MuseWire.eeg(second).microvolts))
+    #expect(held == (try MuseWire.eeg(first).microvolts))
+    let reused = samples.withUnsafeBufferPointer { $0.baseAddress }
+    #expect(reused != storage)
+    #expect(try MuseWire.eeg(first, into: &samples) == 7)
+    #expect(samples.withUnsafeBufferPointer { $0.baseAddress } == reused)
+    #expect(throws: MuseWire.MalformedPacket.self) { try MuseWire.eeg([1, 2, 3], into: &samples) }
+    #expect(samples == (try MuseWire.eeg(first).microvolts))
+  }
+
   @Test func anIMUPacketWrittenInPlace() throws {
     let samples: [(x: Int16, y: Int16, z: Int16)] = [(1, -2, 3), (.max, .min, 0), (-1, 256, 4096)]
     var packet: [UInt8] = [9]

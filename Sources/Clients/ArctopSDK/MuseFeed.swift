@@ -23,6 +23,9 @@ final class MuseFeed: Sendable {
 
   private struct State {
     var buffers: [[Double]] = [[], [], [], []]
+    /// Each sensor's last packet decoded, written over by its next once the
+    /// listeners have let it go (no allocation per packet).
+    var lastPackets: [[Double]] = [[], [], [], []]
     var motion: [Double] = []
     var malformed = 0
     var listeners: [any ArctopRawDataListener]
@@ -51,8 +54,10 @@ final class MuseFeed: Sendable {
     do {
       switch source {
       case .eeg(let sensor):
-        let (index, microvolts) = try MuseWire.eeg(value)
-        let listeners = state.withLock { state in
+        let (index, microvolts, listeners) = try state.withLock {
+          state throws(MuseWire.MalformedPacket) -> (UInt16, [Double], [any ArctopRawDataListener]) in
+          let index = try MuseWire.eeg(value, into: &state.lastPackets[sensor])
+          let microvolts = state.lastPackets[sensor]
           state.buffers[sensor] += microvolts
           if state.buffers.allSatisfy({ $0.count >= 256 }) {
             // Yielded under the lock, so windows keep their order.
@@ -63,7 +68,7 @@ final class MuseFeed: Sendable {
             for buffer in state.buffers.indices { state.buffers[buffer].removeFirst(256) }
             state.motion.removeAll(keepingCapacity: true)
           }
-          return state.listeners
+          return (index, microvolts, state.listeners)
         }
         for listener in listeners { listener.onEEG(sensor: sensor, packetIndex: index, microvolts: microvolts) }
       case .acceleration:

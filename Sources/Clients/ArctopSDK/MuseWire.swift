@@ -11,15 +11,28 @@ public enum MuseWire {
 
   /// An EEG packet: its index and twelve samples in µV.
   public static func eeg(_ bytes: [UInt8]) throws(MalformedPacket) -> (index: UInt16, microvolts: [Double]) {
-    guard bytes.count == 20 else { throw MalformedPacket(what: "EEG packet", length: bytes.count) }
     var samples: [Double] = []
-    samples.reserveCapacity(12)
-    for offset in stride(from: 2, to: 20, by: 3) {
-      let (a, b, c) = (UInt16(bytes[offset]), UInt16(bytes[offset + 1]), UInt16(bytes[offset + 2]))
-      samples.append(microvolts(a << 4 | b >> 4))
-      samples.append(microvolts((b & 0x0F) << 8 | c))
+    let index = try eeg(bytes, into: &samples)
+    return (index, samples)
+  }
+
+  /// An EEG packet's twelve samples in µV, written over `samples` (which
+  /// becomes 12 long, in place when nothing else holds it: a reader that
+  /// keeps one array per channel allocates none per packet); returns the
+  /// packet's index. `samples` is left as it was when the packet is malformed.
+  public static func eeg(_ bytes: [UInt8], into samples: inout [Double]) throws(MalformedPacket) -> UInt16 {
+    guard bytes.count == 20 else { throw MalformedPacket(what: "EEG packet", length: bytes.count) }
+    if samples.count != 12 { samples = [Double](repeating: 0, count: 12) }
+    samples.withUnsafeMutableBufferPointer { samples in
+      var at = 0
+      for offset in stride(from: 2, to: 20, by: 3) {
+        let (a, b, c) = (UInt16(bytes[offset]), UInt16(bytes[offset + 1]), UInt16(bytes[offset + 2]))
+        samples[at] = microvolts(a << 4 | b >> 4)
+        samples[at + 1] = microvolts((b & 0x0F) << 8 | c)
+        at += 2
+      }
     }
-    return (uint16(bytes, 0), samples)
+    return uint16(bytes, 0)
   }
 
   /// The µV a 12-bit code stands for.
