@@ -141,6 +141,11 @@ struct MusePacketTests {
   @Test func malformedNotificationsAreReportedNotDecoded() throws {
     #expect(throws: MuseWire.MalformedPacket.self) { try MuseWire.eeg([0, 1, 2]) }
     #expect(throws: MuseWire.MalformedPacket.self) { try MuseWire.acceleration([UInt8](repeating: 0, count: 21)) }
+    var handed = 0
+    #expect(throws: MuseWire.MalformedPacket.self) {
+      try MuseWire.acceleration([UInt8](repeating: 0, count: 19)) { _ in handed += 1 }
+    }
+    #expect(handed == 0)
     #expect(throws: MuseWire.MalformedPacket.self) { try MuseWire.controlText([5, 0x41]) }
     #expect(throws: MuseWire.MalformedPacket.self) { try MuseWire.controlText([]) }
     // A count of zero is an empty fragment (the fuzzer found it trapped).

@@ -72,9 +72,8 @@ final class MuseFeed: Sendable {
         }
         for listener in listeners { listener.onEEG(sensor: sensor, packetIndex: index, microvolts: microvolts) }
       case .acceleration:
-        let samples = try MuseWire.acceleration(value).samples
-        state.withLock { state in
-          for sample in samples {
+        try state.withLock { state throws(MuseWire.MalformedPacket) in
+          _ = try MuseWire.acceleration(value) { sample in
             state.motion.append((sample.x * sample.x + sample.y * sample.y + sample.z * sample.z).squareRoot())
           }
         }

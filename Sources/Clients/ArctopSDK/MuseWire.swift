@@ -42,17 +42,29 @@ public enum MuseWire {
   public static func acceleration(_ bytes: [UInt8]) throws(MalformedPacket)
     -> (index: UInt16, samples: [(x: Double, y: Double, z: Double)])
   {
+    var samples: [(x: Double, y: Double, z: Double)] = []
+    samples.reserveCapacity(3)
+    let index = try acceleration(bytes) { samples.append($0) }
+    return (index, samples)
+  }
+
+  /// An accelerometer packet's three x/y/z samples in g, handed to `body` in
+  /// order (no array made); returns the packet's index. `body` is not
+  /// called for a malformed packet.
+  public static func acceleration(
+    _ bytes: [UInt8], each body: ((x: Double, y: Double, z: Double)) -> Void
+  ) throws(MalformedPacket) -> UInt16 {
     guard bytes.count == 20 else { throw MalformedPacket(what: "accelerometer packet", length: bytes.count) }
     let scale = 0.0000610352
-    let samples = (0..<3).map { i in
-      let at = 2 + 6 * i
-      return (
-        x: scale * Double(Int16(bitPattern: uint16(bytes, at))),
-        y: scale * Double(Int16(bitPattern: uint16(bytes, at + 2))),
-        z: scale * Double(Int16(bitPattern: uint16(bytes, at + 4)))
-      )
+    for at in stride(from: 2, to: 20, by: 6) {
+      body(
+        (
+          x: scale * Double(Int16(bitPattern: uint16(bytes, at))),
+          y: scale * Double(Int16(bitPattern: uint16(bytes, at + 2))),
+          z: scale * Double(Int16(bitPattern: uint16(bytes, at + 4)))
+        ))
     }
-    return (uint16(bytes, 0), samples)
+    return uint16(bytes, 0)
   }
 
   /// A telemetry packet: the battery in percent.
