@@ -1,5 +1,6 @@
 import Foundation
 import Signals
+import Synchronization
 import Testing
 
 @testable import ArctopSDK
@@ -105,4 +106,39 @@ struct MuseAnalysisTests {
     #expect(windows.allSatisfy { $0.motion.isEmpty })
     #expect(feed.malformed == 2)
   }
+
+  /// The feed decodes each sensor's packets into one array: a listener that
+  /// keeps the arrays keeps each packet's own samples, and a packet that
+  /// cannot be read in the middle of a window changes neither the window nor
+  /// what the listeners were given.
+  @Test func aListenerKeepsEachPacketsSamplesAndAMalformedOneChangesNothing() async {
+    let kept = KeptSamples()
+    let feed = MuseFeed(listeners: [kept])
+    func codes(_ packet: Int) -> [UInt16] { (0..<12).map { UInt16(2048 + packet * 12 + $0) } }
+    for packet in 0..<22 {
+      for sensor in 0..<4 {
+        feed.take(MusePacket.eeg(index: UInt16(packet), codes: codes(packet)), from: .eeg(sensor: sensor))
+        if packet == 10, sensor == 1 { feed.take([7, 7, 7], from: .eeg(sensor: 1)) }
+      }
+    }
+    feed.finish()
+    var windows: [MuseFeed.Window] = []
+    for await window in feed.windows { windows.append(window) }
+    let expected = (0..<22).flatMap { codes($0).map(MuseWire.microvolts) }
+    #expect(kept.samples(of: 1) == (0..<22).map { Array(expected[($0 * 12)..<($0 * 12 + 12)]) })
+    #expect(windows.count == 1)
+    #expect(windows.first?.eeg[1] == Array(expected.prefix(256)))
+    #expect(feed.malformed == 1)
+  }
+}
+
+/// A raw-data listener that keeps every EEG array it is given.
+private final class KeptSamples: ArctopRawDataListener {
+  private let kept = Mutex<[Int: [[Double]]]>([:])
+  func samples(of sensor: Int) -> [[Double]] { kept.withLock { $0[sensor] ?? [] } }
+  func onEEG(sensor: Int, packetIndex: UInt16, microvolts: [Double]) {
+    kept.withLock { $0[sensor, default: []].append(microvolts) }
+  }
+  func onBandPowers(_ powers: BandPowers) {}
+  func onBattery(percent: Double) {}
 }

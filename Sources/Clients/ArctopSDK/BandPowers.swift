@@ -82,8 +82,11 @@ public struct BandPowers: Hashable, Sendable, Codable {
   /// butterflies would not change them. A window that is not 256 samples
   /// long has no power.
   private static func spectra(_ first: [Double], _ second: [Double]?) -> ([Double], [Double]?) {
-    // Bins 0…44 (0…44 Hz) are kept; pair k of the last stage gives bins k and k + 128.
+    // Bins 0…44 (0…44 Hz) are kept. Pair k of the last stage gives bins k
+    // and k + 128: pairs 0…44 give the bins kept, and from pair 84 on, their
+    // mirrors 256 − 44 … 255.
     let keptBins = 45
+    let firstMirrorPair = 128 - (keptBins - 1)
     let zero = [Double](repeating: 0, count: keptBins)
     let firstFits = first.count == 256
     let secondFits = second?.count == 256
@@ -115,7 +118,7 @@ public struct BandPowers: Hashable, Sendable, Codable {
           var k = 0
           while k < half {
             // The last stage: only the pairs that give bins 0…44 and 212…255.
-            if half == 128, k == keptBins { k = 128 - (keptBins - 1) }
+            if half == 128, k == keptBins { k = firstMirrorPair }
             let (c, s) = (cosines[k * step], -sines[k * step])
             let (top, bottom) = (block + k, block + k + half)
             let (r, i) = (re[bottom] * c - im[bottom] * s, re[bottom] * s + im[bottom] * c)

@@ -23,12 +23,12 @@ public enum MuseWire {
   public static func eeg(_ bytes: [UInt8], into samples: inout [Double]) throws(MalformedPacket) -> UInt16 {
     guard bytes.count == 20 else { throw MalformedPacket(what: "EEG packet", length: bytes.count) }
     if samples.count != 12 { samples = [Double](repeating: 0, count: 12) }
-    samples.withUnsafeMutableBufferPointer { samples in
+    samples.withUnsafeMutableBufferPointer { out in
       var at = 0
       for offset in stride(from: 2, to: 20, by: 3) {
         let (a, b, c) = (UInt16(bytes[offset]), UInt16(bytes[offset + 1]), UInt16(bytes[offset + 2]))
-        samples[at] = microvolts(a << 4 | b >> 4)
-        samples[at + 1] = microvolts((b & 0x0F) << 8 | c)
+        out[at] = microvolts(a << 4 | b >> 4)
+        out[at + 1] = microvolts((b & 0x0F) << 8 | c)
         at += 2
       }
     }
